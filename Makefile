@@ -1,0 +1,81 @@
+# owsandbox: libowsandbox.a, the owsbx CLI, tests and benchmarks.
+#
+#   make              build the library and the CLI
+#   make deps         install the Debian packages the build and tests need (root)
+#   make check        run every test (root: the tests create throwaway users)
+#   make bench        run the benchmarks, side by side with bwrap and friends
+#   make install      PREFIX=/usr/local DESTDIR= : library, header, CLI, pkg-config
+
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+BINDIR  ?= $(PREFIX)/bin
+PCDIR   ?= $(LIBDIR)/pkgconfig
+DESTDIR ?=
+
+CC      ?= cc
+AR      ?= ar
+CFLAGS  ?= -O2 -g
+WARN     = -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
+           -Wmissing-prototypes -Wno-unused-parameter -Wvla
+HARDEN   = -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC
+CPPFLAGS += -Iinclude -Ilib -D_GNU_SOURCE
+ALL_CFLAGS = -std=c11 $(WARN) $(HARDEN) -fvisibility=hidden $(CFLAGS)
+
+# The platform back end is a folder with the same file names per OS.
+OS      ?= linux
+DEP_LIBS = -ljansson -linih -lmbedcrypto
+
+LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/$(OS)/*.c))
+LIB_OBJS = $(LIB_SRCS:%.c=build/%.o)
+CLI_SRCS = $(sort $(wildcard cli/*.c))
+CLI_OBJS = $(CLI_SRCS:%.c=build/%.o)
+UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
+UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
+
+.PHONY: all deps check check-unit check-sh bench install uninstall clean
+all: libowsandbox.a owsbx
+
+build/%.o: %.c include/owsandbox.h lib/internal.h $(wildcard lib/$(OS)/*.h) $(wildcard cli/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+libowsandbox.a: $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+owsbx: $(CLI_OBJS) libowsandbox.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) libowsandbox.a $(DEP_LIBS)
+
+build/test/%: test/unit/%.c test/unit/tap.h libowsandbox.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itest/unit $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)
+
+deps:
+	scripts/install-deps.sh
+
+check: all $(UNIT_BINS)
+	test/run.sh
+
+bench: all
+	bench/run.sh
+
+owsandbox.pc: owsandbox.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	    -e 's|@VERSION@|$(shell sed -n 's/^#define OWS_VERSION "\(.*\)"/\1/p' include/owsandbox.h)|' \
+	    -e 's|@LIBS@|$(DEP_LIBS)|' $< > $@
+
+install: all owsandbox.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PCDIR)
+	install -m 0644 libowsandbox.a $(DESTDIR)$(LIBDIR)/
+	install -m 0644 include/owsandbox.h $(DESTDIR)$(INCDIR)/
+	install -m 0755 owsbx $(DESTDIR)$(BINDIR)/
+	install -m 0644 owsandbox.pc $(DESTDIR)$(PCDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libowsandbox.a $(DESTDIR)$(INCDIR)/owsandbox.h \
+	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc
+
+clean:
+	rm -rf build libowsandbox.a owsbx owsandbox.pc

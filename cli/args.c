@@ -1,0 +1,189 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+
+void owsbx_usage(FILE *out)
+{
+	fputs("usage: owsbx run [--rw DIR]... [--ro DIR]... [--net none|open] [--provider NAME]\n"
+	      "                 [--policy FILE] [--config FILE] [--events FILE]\n"
+	      "                 [--env NAME=VALUE]... -- CMD [ARG]...\n"
+	      "       owsbx verify [same options as run, without the command]\n"
+	      "       owsbx report [--json]\n"
+	      "       owsbx machine sandbox setup|status|remove|cleanup\n"
+	      "       owsbx version\n"
+	      "\n"
+	      "run exits with the command's status; 70 when the wall could not be set up,\n"
+	      "71 when the command could not start, 2 for bad usage.\n",
+	      out);
+}
+
+static int usage_error(ows_error *err, const char *where, const char *what)
+{
+	ows_error_clear(err);
+	snprintf(err->what, sizeof(err->what), "%s", what);
+	snprintf(err->where, sizeof(err->where), "%s", where ? where : "");
+	snprintf(err->hint, sizeof(err->hint), "run `owsbx help` for usage");
+	err->code = OWS_EINVAL;
+	return OWSBX_EXIT_USAGE;
+}
+
+static int parse_net(const char *s, ows_net *net)
+{
+	if (strcmp(s, "none") == 0)
+		*net = OWS_NET_NONE;
+	else if (strcmp(s, "open") == 0)
+		*net = OWS_NET_OPEN;
+	else if (strcmp(s, "allowlist") == 0)
+		*net = OWS_NET_ALLOWLIST;
+	else
+		return -1;
+	return 0;
+}
+
+/* Options that shape a policy, in order, applied after --policy is loaded. */
+typedef struct pending {
+	const char *opt;
+	const char *val;
+} pending;
+
+static int apply(owsbx_args *a, const pending *p, ows_error *err)
+{
+	int rc = 0;
+	if (strcmp(p->opt, "--rw") == 0 || strcmp(p->opt, "--ro") == 0) {
+		rc = ows_policy_add_folder(a->policy, p->val,
+					   p->opt[3] == 'w' ? OWS_ACCESS_RW : OWS_ACCESS_RO, err);
+	} else if (strcmp(p->opt, "--net") == 0) {
+		ows_net net;
+		if (parse_net(p->val, &net) != 0)
+			return usage_error(err, p->val, "unknown network mode (use none, open or allowlist)");
+		rc = ows_policy_set_network(a->policy, net, err);
+	} else if (strcmp(p->opt, "--provider") == 0) {
+		rc = ows_policy_set_provider(a->policy, p->val, err);
+	} else if (strcmp(p->opt, "--env") == 0) {
+		const char *eq = strchr(p->val, '=');
+		if (!eq || eq == p->val)
+			return usage_error(err, p->val, "--env takes NAME=VALUE");
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - p->val), p->val);
+		rc = ows_policy_set_env(a->policy, name, eq + 1, err);
+	} else if (strcmp(p->opt, "--allow-site") == 0) {
+		rc = ows_policy_add_host(a->policy, p->val, err);
+	}
+	return rc < 0 ? OWSBX_EXIT_USAGE : 0;
+}
+
+int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
+{
+	static const char *const policy_opts[] = {"--rw", "--ro", "--net", "--provider", "--env",
+						  "--allow-site"};
+	memset(a, 0, sizeof(*a));
+	a->config_path = getenv("OWSBX_CONFIG");
+	if (a->config_path && !*a->config_path)
+		a->config_path = NULL;
+	if (argc < 2)
+		return usage_error(err, NULL, "no command given");
+
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "run") == 0)
+		a->cmd = OWSBX_CMD_RUN;
+	else if (strcmp(cmd, "verify") == 0)
+		a->cmd = OWSBX_CMD_VERIFY;
+	else if (strcmp(cmd, "report") == 0)
+		a->cmd = OWSBX_CMD_REPORT;
+	else if (strcmp(cmd, "machine") == 0)
+		a->cmd = OWSBX_CMD_MACHINE;
+	else if (strcmp(cmd, "proxy") == 0)
+		a->cmd = OWSBX_CMD_PROXY;
+	else if (strcmp(cmd, "connect") == 0)
+		a->cmd = OWSBX_CMD_CONNECT;
+	else if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+		a->cmd = OWSBX_CMD_HELP;
+	else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
+		a->cmd = OWSBX_CMD_VERSION;
+	else
+		return usage_error(err, cmd, "unknown command");
+
+	if (a->cmd == OWSBX_CMD_MACHINE) {
+		if (argc < 4 || strcmp(argv[2], "sandbox") != 0)
+			return usage_error(err, NULL, "usage: owsbx machine sandbox setup|status|remove|cleanup");
+		a->machine_verb = argv[3];
+		for (int i = 4; i < argc; i++)
+			if (strcmp(argv[i], "--json") == 0)
+				a->json = true;
+		return 0;
+	}
+
+	pending *pend = calloc((size_t)argc, sizeof(*pend));
+	if (!pend)
+		return usage_error(err, NULL, "out of memory");
+	size_t npend = 0;
+	const char *policy_file = NULL;
+	int i;
+	int rc = 0;
+	for (i = 2; i < argc; i++) {
+		const char *arg = argv[i];
+		if (strcmp(arg, "--") == 0) {
+			i++;
+			break;
+		}
+		if (arg[0] != '-')
+			break;
+		if (strcmp(arg, "--json") == 0) {
+			a->json = true;
+			continue;
+		}
+		bool is_policy = false;
+		for (size_t k = 0; k < sizeof(policy_opts) / sizeof(policy_opts[0]); k++)
+			is_policy |= strcmp(arg, policy_opts[k]) == 0;
+		bool takes_value = is_policy || strcmp(arg, "--policy") == 0 ||
+				   strcmp(arg, "--config") == 0 || strcmp(arg, "--events") == 0;
+		if (!takes_value) {
+			rc = usage_error(err, arg, "unknown option");
+			goto out;
+		}
+		if (i + 1 >= argc) {
+			rc = usage_error(err, arg, "option needs a value");
+			goto out;
+		}
+		const char *val = argv[++i];
+		if (is_policy)
+			pend[npend++] = (pending){arg, val};
+		else if (strcmp(arg, "--policy") == 0)
+			policy_file = val;
+		else if (strcmp(arg, "--config") == 0)
+			a->config_path = val;
+		else
+			a->events_path = val;
+	}
+	if (a->cmd == OWSBX_CMD_RUN) {
+		if (i >= argc) {
+			rc = usage_error(err, NULL, "no command to run: put it after --");
+			goto out;
+		}
+		a->argv = argv + i;
+	} else if (i < argc && a->cmd != OWSBX_CMD_CONNECT) {
+		rc = usage_error(err, argv[i], "unexpected argument");
+		goto out;
+	}
+	if (a->cmd == OWSBX_CMD_RUN || a->cmd == OWSBX_CMD_VERIFY) {
+		if (policy_file)
+			rc = ows_policy_load_file(policy_file, &a->policy, err) < 0 ? OWSBX_EXIT_USAGE : 0;
+		else
+			rc = ows_policy_new(&a->policy, err) < 0 ? OWSBX_EXIT_USAGE : 0;
+		for (size_t k = 0; rc == 0 && k < npend; k++)
+			rc = apply(a, &pend[k], err);
+	} else if (npend || policy_file) {
+		rc = usage_error(err, npend ? pend[0].opt : "--policy", "option not valid here");
+	}
+out:
+	free(pend);
+	return rc;
+}
+
+void owsbx_args_free(owsbx_args *a)
+{
+	ows_policy_free(a->policy);
+	a->policy = NULL;
+}

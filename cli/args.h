@@ -1,0 +1,47 @@
+/* owsbx's argument parsing, kept apart from main so that tests can call it. */
+#ifndef OWSBX_ARGS_H
+#define OWSBX_ARGS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "owsandbox.h"
+
+/* Exit statuses, as in the sandbox-exec shim this follows. */
+enum {
+	OWSBX_EXIT_USAGE = 2,    /* bad usage or bad input */
+	OWSBX_EXIT_WALL = 70,    /* the wall could not be set up or failed its proof */
+	OWSBX_EXIT_START = 71,   /* the command could not start */
+};
+
+typedef enum owsbx_cmd {
+	OWSBX_CMD_NONE = 0,
+	OWSBX_CMD_RUN,
+	OWSBX_CMD_VERIFY,
+	OWSBX_CMD_REPORT,
+	OWSBX_CMD_MACHINE,
+	OWSBX_CMD_PROXY,
+	OWSBX_CMD_CONNECT,
+	OWSBX_CMD_HELP,
+	OWSBX_CMD_VERSION,
+} owsbx_cmd;
+
+typedef struct owsbx_args {
+	owsbx_cmd cmd;
+	ows_policy *policy;       /* owned; run and verify */
+	const char *config_path;  /* --config, else $OWSBX_CONFIG, else NULL */
+	const char *events_path;
+	bool json;
+	const char *machine_verb; /* machine sandbox <verb> */
+	char **argv;              /* the command after "--", borrowed from main's argv */
+} owsbx_args;
+
+/*
+ * Parses argv into *a.  Returns 0, or OWSBX_EXIT_USAGE with the error in
+ * *err (policy problems keep the library's own words).
+ */
+int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err);
+void owsbx_args_free(owsbx_args *a);
+void owsbx_usage(FILE *out);
+
+#endif

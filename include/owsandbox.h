@@ -1,0 +1,350 @@
+/*
+ * owsandbox: run an AI agent's commands behind an operating-system wall.
+ *
+ * One header for the whole library.  Conventions, as in jansson and minijail:
+ *
+ *  - Calls that can fail return 0 (or a count) on success and a negative
+ *    OWS_E* code on failure.  Each takes an optional, caller-owned
+ *    `ows_error *`; pass NULL when you only want the code.  The first error
+ *    recorded in a struct wins: clear it with ows_error_clear() before reuse.
+ *  - Handles are opaque.  `_new`/`_open`/`_load` return a handle the caller
+ *    owns and releases with the matching `_free`/`_close`.
+ *  - A `char *` returned through an out-parameter is owned by the caller and
+ *    released with ows_free().  A `const char *` return is borrowed from the
+ *    handle and lives as long as it does.
+ *  - Setters only record; side effects happen in ows_session_open(),
+ *    ows_session_spawn() and the machine calls.
+ *  - The library never prints, never exits and keeps no global state.  No
+ *    handle is thread-safe: use one per thread, or lock around it.
+ *  - JSON in and out at the edges (policy, reports, status) so that a host
+ *    in another language can use the library through its C ABI alone.
+ */
+#ifndef OWSANDBOX_H
+#define OWSANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define OWS_API
+#else
+#define OWS_API __attribute__((visibility("default")))
+#endif
+
+#define OWS_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------ errors */
+
+enum {
+	OWS_OK = 0,
+	OWS_EINVAL = -1,       /* bad argument, policy or usage */
+	OWS_ENOMEM = -2,       /* out of memory */
+	OWS_ESYS = -3,         /* a system call failed; sys_errno says which */
+	OWS_EUNSUPPORTED = -4, /* this machine cannot enforce what was asked */
+	OWS_EVERIFY = -5,      /* the wall failed its proof; the session is refused */
+	OWS_ESETUP = -6,       /* machine setup is missing or broken */
+	OWS_EPERM = -7,        /* the caller lacks the privilege this needs */
+	OWS_ESPAWN = -8,       /* the command could not be started */
+	OWS_ESTATE = -9,       /* the handle is in the wrong state for this call */
+	OWS_ENOTFOUND = -10,   /* a named thing does not exist */
+	OWS_ETIMEDOUT = -11,   /* a deadline passed */
+	OWS_ECONFIG = -12,     /* the machine's config file is unreadable or wrong */
+	OWS_ENOSYS = -13,      /* not available in this build or on this platform */
+};
+
+/*
+ * What failed, where, and the one thing to do about it.  Caller-owned;
+ * strings are always NUL-terminated (possibly empty).
+ */
+typedef struct ows_error {
+	int code;          /* OWS_E*, 0 when nothing failed */
+	int sys_errno;     /* errno of the failing system call, or 0 */
+	char what[256];    /* "cannot grant read-write access" */
+	char where[512];   /* a path, a syscall, a policy key */
+	char hint[256];    /* "create the folder or drop --rw" */
+} ows_error;
+
+OWS_API void ows_error_clear(ows_error *err);
+/* Static strings: "invalid argument"; "OWS_EINVAL".  Never NULL. */
+OWS_API const char *ows_strerror(int code);
+OWS_API const char *ows_err_name(int code);
+
+/* Releases any string or buffer the library returned as `char *`. NULL is fine. */
+OWS_API void ows_free(void *p);
+
+OWS_API const char *ows_version(void);
+
+/* ------------------------------------------------------------------ config */
+
+/*
+ * The machine's settings: an INI file, /etc/owsandbox/config.ini unless a
+ * path is given.  Per machine on purpose: a project cannot change it.  A
+ * missing default file means built-in defaults; a missing explicit path, a
+ * syntax error or an unknown key is OWS_ECONFIG naming the line.
+ */
+typedef struct ows_config ows_config;
+
+#define OWS_CONFIG_DEFAULT_PATH "/etc/owsandbox/config.ini"
+
+OWS_API int ows_config_load(const char *path, ows_config **out, ows_error *err);
+OWS_API void ows_config_free(ows_config *config);
+/* Borrowed: the file actually read, or "" when built-in defaults are used. */
+OWS_API const char *ows_config_path(const ows_config *config);
+
+/* ------------------------------------------------------------------ policy */
+
+typedef enum ows_access {
+	OWS_ACCESS_RO = 1, /* read and execute */
+	OWS_ACCESS_RW = 2, /* read, write, create, delete, execute */
+} ows_access;
+
+typedef enum ows_net {
+	OWS_NET_DEFAULT = 0,   /* whatever the machine's config says ("none" if silent) */
+	OWS_NET_NONE = 1,      /* nothing leaves the sandbox */
+	OWS_NET_OPEN = 2,      /* any host; files are still the wall */
+	OWS_NET_ALLOWLIST = 3, /* only through the host's allow-list proxy */
+} ows_net;
+
+typedef enum ows_limit {
+	OWS_LIMIT_MEMORY_BYTES = 1,
+	OWS_LIMIT_PROCESSES = 2,
+	OWS_LIMIT_CPU_PERCENT = 3, /* of one core; 200 = two cores */
+	OWS_LIMIT_WALL_SECONDS = 4,
+} ows_limit;
+
+/*
+ * A session policy: provider, folders, network, hosts, environment, limits.
+ * Every setter validates what it is given (absolute, existing folders that
+ * are neither "/" nor the home or a parent of it, known names) and copies
+ * it; the policy owns its strings.
+ */
+typedef struct ows_policy ows_policy;
+
+OWS_API int ows_policy_new(ows_policy **out, ows_error *err);
+/*
+ * Parses a policy document:
+ *   {"provider": "landlock", "network": "none",
+ *    "folders": [{"path": "/abs", "access": "rw"}],
+ *    "hosts": ["github.com:443"], "env": {"NAME": "value"},
+ *    "limits": {"memory_mb": 512, "processes": 256, "cpu_percent": 100,
+ *               "wall_seconds": 600},
+ *    "run_as": "nobody"}
+ * Unknown keys and wrong types are OWS_EINVAL naming the key.  `len` may be
+ * (size_t)-1 for a NUL-terminated string.
+ */
+OWS_API int ows_policy_from_json(const char *json, size_t len, ows_policy **out,
+				 ows_error *err);
+OWS_API int ows_policy_load_file(const char *path, ows_policy **out, ows_error *err);
+/* Caller frees the result with ows_free(); NULL only when out of memory. */
+OWS_API char *ows_policy_to_json(const ows_policy *policy);
+OWS_API void ows_policy_free(ows_policy *policy);
+
+/* "landlock", "account", "direct"; NULL resets to the machine's default. */
+OWS_API int ows_policy_set_provider(ows_policy *policy, const char *name, ows_error *err);
+OWS_API int ows_policy_add_folder(ows_policy *policy, const char *path, ows_access access,
+				  ows_error *err);
+OWS_API int ows_policy_set_network(ows_policy *policy, ows_net net, ows_error *err);
+/* A host pattern for `allowlist`: "host:port", "host" (port 443), "*.example.com:443". */
+OWS_API int ows_policy_add_host(ows_policy *policy, const char *pattern, ows_error *err);
+/*
+ * An extra variable for every command.  Names that say they hold a secret
+ * are refused with OWS_EINVAL: secrets are absent, not passed.
+ */
+OWS_API int ows_policy_set_env(ows_policy *policy, const char *name, const char *value,
+			       ows_error *err);
+OWS_API int ows_policy_set_limit(ows_policy *policy, ows_limit which, uint64_t value,
+				 ows_error *err);
+/*
+ * When the host runs as root, the account commands run as (a name or a
+ * numeric uid).  Ignored otherwise.  Default: the account behind sudo
+ * (SUDO_UID) if any, else "nobody".
+ */
+OWS_API int ows_policy_set_run_as(ows_policy *policy, const char *user, ows_error *err);
+/* A credential from the catalog ("ssh", "gh", ...) copied in for the session. */
+OWS_API int ows_policy_add_credential(ows_policy *policy, const char *name, ows_error *err);
+/* A per-user toolchain folder made visible read-only ("~/.cargo"). */
+OWS_API int ows_policy_add_toolchain(ows_policy *policy, const char *path, ows_error *err);
+
+/* ----------------------------------------------------------------- session */
+
+/*
+ * Every session event (open, proof, spawn with its enforcement level, exit,
+ * close) is one JSON object.  The callback gets it without a newline; the
+ * line is borrowed for the duration of the call.
+ */
+typedef void (*ows_event_fn)(void *ctx, const char *json);
+
+typedef struct ows_session_options {
+	size_t size;             /* sizeof(ows_session_options) */
+	const char *events_path; /* JSON lines appended here; NULL for none */
+	ows_event_fn on_event;   /* also delivered here; NULL for none */
+	void *event_ctx;
+} ows_session_options;
+
+OWS_API void ows_session_options_init(ows_session_options *opts);
+
+typedef struct ows_session ows_session;
+
+/*
+ * Builds the wall the policy describes and proves it from inside before
+ * returning.  On any failure nothing is left behind: no private folder, no
+ * grant, no process.  OWS_EUNSUPPORTED when the kernel cannot enforce the
+ * policy, OWS_EVERIFY when the proof failed (the report says which check).
+ * `config` may be NULL for built-in defaults; `opts` may be NULL.
+ * Neither the policy nor the config needs to outlive the call.
+ */
+OWS_API int ows_session_open(const ows_policy *policy, const ows_config *config,
+			     const ows_session_options *opts, ows_session **out,
+			     ows_error *err);
+/*
+ * Ends every process of the session (daemons included), removes the
+ * private folder and revokes what the session granted, then frees the
+ * handle, also when an error is reported.  NULL is fine.
+ */
+OWS_API int ows_session_close(ows_session *session, ows_error *err);
+
+/* Borrowed, valid until close. */
+OWS_API const char *ows_session_id(const ows_session *session);
+OWS_API const char *ows_session_provider(const ows_session *session);
+/* "full" behind a wall, "none" for `direct`. */
+OWS_API const char *ows_session_enforcement(const ows_session *session);
+/* The proof the session passed, as JSON. */
+OWS_API const char *ows_session_proof_json(const ows_session *session);
+/* The session's private folder (HOME, TMPDIR and caches live under it). */
+OWS_API const char *ows_session_private_dir(const ows_session *session);
+
+/* Allow or take back a site while the session runs (`allowlist` only). */
+OWS_API int ows_session_allow_site(ows_session *session, const char *pattern, ows_error *err);
+OWS_API int ows_session_remove_site(ows_session *session, const char *pattern, ows_error *err);
+/*
+ * Sites the proxy refused since `since_ms` (Unix epoch, milliseconds), as a
+ * JSON array of {"host", "port", "count", "last_ms"}.  Caller frees *out.
+ */
+OWS_API int ows_session_blocked_json(ows_session *session, int64_t since_ms, char **out,
+				     ows_error *err);
+
+/* ------------------------------------------------------------------- spawn */
+
+#define OWS_STDIO_NULL (-1) /* connect this stream to /dev/null */
+
+typedef struct ows_spawn_options {
+	size_t size;            /* sizeof(ows_spawn_options) */
+	const char *cwd;        /* NULL: the first read-write folder, else the private home */
+	const char *const *env; /* extra "NAME=VALUE" entries, NULL-terminated; secret names dropped */
+	int stdio[3];           /* descriptors for stdin, stdout, stderr (borrowed, duplicated) */
+} ows_spawn_options;
+
+/* Sets stdio to the host's own 0, 1, 2 and everything else to defaults. */
+OWS_API void ows_spawn_options_init(ows_spawn_options *opts);
+
+typedef struct ows_proc ows_proc;
+
+/*
+ * Starts argv[0] (looked up in the session's PATH) inside the wall.
+ * OWS_ESPAWN when the command could not start (not found, not executable);
+ * the error says which.  `opts` may be NULL.  The caller owns *out and
+ * releases it with ows_proc_free(); the process keeps running until it
+ * exits or the session closes.
+ */
+OWS_API int ows_session_spawn(ows_session *session, const char *const argv[],
+			      const ows_spawn_options *opts, ows_proc **out, ows_error *err);
+/*
+ * Waits for the command to exit.  timeout_ms < 0 waits for ever; 0 polls.
+ * Returns 1 and sets *exit_code (a signal N gives 128+N) when it has exited,
+ * 0 when the timeout passed first, or a negative code.
+ */
+OWS_API int ows_proc_wait(ows_proc *proc, int timeout_ms, int *exit_code, ows_error *err);
+OWS_API int ows_proc_kill(ows_proc *proc, int signo, ows_error *err);
+OWS_API void ows_proc_free(ows_proc *proc);
+
+/* ------------------------------------------------------- verify and report */
+
+/*
+ * Opens a throwaway session with the policy, runs the proof, closes it.
+ * *report_json (caller frees) is set even when the proof fails, in which
+ * case the return is OWS_EVERIFY.
+ */
+OWS_API int ows_verify(const ows_policy *policy, const ows_config *config,
+		       char **report_json, ows_error *err);
+
+/*
+ * What this machine can enforce: one entry per capability with
+ * "enforced", "partial" or "unavailable" and why.  Caller frees *out.
+ */
+OWS_API int ows_report_json(const ows_config *config, char **out, ows_error *err);
+
+/* ----------------------------------------------------------------- machine */
+
+/* Progress while setup or remove runs: one human-readable step at a time. */
+typedef void (*ows_progress_fn)(void *ctx, const char *step);
+
+typedef struct ows_setup_options {
+	size_t size;          /* sizeof(ows_setup_options) */
+	const char *for_user; /* the person added to the sandbox group; NULL: the caller */
+	ows_progress_fn progress;
+	void *progress_ctx;
+} ows_setup_options;
+
+OWS_API void ows_setup_options_init(ows_setup_options *opts);
+
+/* What setup would change, as JSON, changing nothing.  Caller frees *plan_json. */
+OWS_API int ows_machine_plan(const ows_config *config, const ows_setup_options *opts,
+			     char **plan_json, ows_error *err);
+/* Applies the plan (root only), records it, proves the wall. */
+OWS_API int ows_machine_setup(const ows_config *config, const ows_setup_options *opts,
+			      ows_error *err);
+/*
+ * One row per item with "ok", what is wrong and the command that fixes it.
+ * Returns the number of failing rows (0: all pass) or a negative code.
+ */
+OWS_API int ows_machine_status(const ows_config *config, char **status_json, ows_error *err);
+/* Undoes exactly what the setup record says. */
+OWS_API int ows_machine_remove(const ows_config *config, const ows_setup_options *opts,
+			       ows_error *err);
+/* Revokes what crashed hosts left granted; returns how many grants it revoked. */
+OWS_API int ows_machine_cleanup(const ows_config *config, ows_error *err);
+
+/* --------------------------------------------------------------------- acl */
+
+/*
+ * Grants `account` access to `path` (never following a symbolic link), with
+ * traverse-only entries on the folders between it and `home_root`.
+ * Journaled before it is made, under the session id, so that a crashed
+ * host's grants are revoked by ows_machine_cleanup().
+ */
+OWS_API int ows_acl_grant(const ows_config *config, const char *session_id,
+			  const char *account, const char *path, ows_access access,
+			  const char *home_root, ows_error *err);
+/* Removes exactly the entries ows_acl_grant() added for this session. */
+OWS_API int ows_acl_revoke(const ows_config *config, const char *session_id,
+			   const char *account, const char *path, ows_error *err);
+
+/* ------------------------------------------------------------------- proxy */
+
+typedef struct ows_proxy ows_proxy;
+
+typedef struct ows_proxy_options {
+	size_t size;             /* sizeof(ows_proxy_options) */
+	const char *const *hosts; /* initial allow list, NULL-terminated patterns */
+	int port;                /* 0: the first free port in 47800-47899 */
+} ows_proxy_options;
+
+OWS_API void ows_proxy_options_init(ows_proxy_options *opts);
+/* Starts the allow-list proxy on 127.0.0.1 in the host process. */
+OWS_API int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *err);
+OWS_API int ows_proxy_port(const ows_proxy *proxy);
+OWS_API int ows_proxy_allow(ows_proxy *proxy, const char *pattern, ows_error *err);
+OWS_API int ows_proxy_disallow(ows_proxy *proxy, const char *pattern, ows_error *err);
+OWS_API int ows_proxy_blocked_json(ows_proxy *proxy, int64_t since_ms, char **out,
+				   ows_error *err);
+OWS_API void ows_proxy_stop(ows_proxy *proxy);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OWSANDBOX_H */

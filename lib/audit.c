@@ -1,0 +1,71 @@
+/* Session events as JSON lines: to a file the caller names and/or a callback. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "internal.h"
+
+int ows__audit_open(ows__audit *a, const ows_session_options *opts, ows_error *err)
+{
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+	if (!opts)
+		return 0;
+	a->fn = opts->on_event;
+	a->ctx = opts->event_ctx;
+	if (opts->events_path) {
+		a->fd = open(opts->events_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY,
+			     0600);
+		if (a->fd < 0)
+			return ows__fail_sys(err, opts->events_path,
+					     "check that its folder exists and is writable",
+					     "cannot open the events file");
+	}
+	return 0;
+}
+
+void ows__audit_emit(ows__audit *a, const char *event, json_t *fields)
+{
+	if (!a || (a->fd < 0 && !a->fn)) {
+		json_decref(fields);
+		return;
+	}
+	json_t *obj = json_object();
+	if (!obj) {
+		json_decref(fields);
+		return;
+	}
+	json_object_set_new(obj, "ts_ms", json_integer(ows__now_ms()));
+	json_object_set_new(obj, "event", json_string(event));
+	json_object_set_new(obj, "session", json_string(a->session));
+	if (fields)
+		json_object_update(obj, fields);
+	json_decref(fields);
+	char *line = json_dumps(obj, JSON_COMPACT);
+	json_decref(obj);
+	if (!line)
+		return;
+	if (a->fn)
+		a->fn(a->ctx, line);
+	if (a->fd >= 0) {
+		size_t n = strlen(line);
+		line[n] = '\n'; /* one write per event keeps lines whole under O_APPEND */
+		ssize_t w;
+		do
+			w = write(a->fd, line, n + 1);
+		while (w < 0 && errno == EINTR);
+	}
+	free(line);
+}
+
+void ows__audit_close(ows__audit *a)
+{
+	if (a && a->fd >= 0) {
+		close(a->fd);
+		a->fd = -1;
+	}
+}

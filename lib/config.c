@@ -1,0 +1,188 @@
+/*
+ * The machine's settings, an INI file read with inih.  Per machine on
+ * purpose: the path is fixed unless the host names another (tests do).
+ *
+ *   [sandbox]
+ *   provider = landlock          ; landlock | account | direct
+ *   network = none               ; none | open | allowlist
+ *   hosts = github.com:443, pypi.org
+ *   private_root = /tmp          ; per-session private folders go under here
+ *   state_dir = /var/lib/owsandbox
+ *
+ *   [landlock]
+ *   root_runs_as = nobody        ; the account commands run as under a root host
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ini.h>
+
+#include "internal.h"
+
+struct load_ctx {
+	ows_config *config;
+	ows_error *err;
+	int failed; /* first failing code */
+};
+
+static int set_string(char **slot, const char *value, struct load_ctx *ctx)
+{
+	char *copy = ows__strdup(value, ctx->err);
+	if (!copy) {
+		ctx->failed = OWS_ENOMEM;
+		return 0;
+	}
+	free(*slot);
+	*slot = copy;
+	return 1;
+}
+
+static int bad_value(struct load_ctx *ctx, const char *key, const char *value, const char *want)
+{
+	ctx->failed = ows__fail(ctx->err, OWS_ECONFIG, 0, ctx->config->path, want,
+				"bad value for %s: \"%s\"", key, value);
+	return 0;
+}
+
+static int add_hosts(struct load_ctx *ctx, const char *value)
+{
+	const char *p = value;
+	while (*p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		const char *end = p;
+		while (*end && *end != ',' && *end != ' ' && *end != '\t')
+			end++;
+		if (end > p) {
+			char host[512];
+			snprintf(host, sizeof(host), "%.*s", (int)(end - p), p);
+			int rc = ows__strv_push(&ctx->config->hosts, host, ctx->err);
+			if (rc < 0) {
+				ctx->failed = rc;
+				return 0;
+			}
+		}
+		p = end;
+	}
+	return 1;
+}
+
+static int on_entry(void *user, const char *section, const char *name, const char *value)
+{
+	struct load_ctx *ctx = user;
+	ows_config *c = ctx->config;
+
+	if (strcmp(section, "sandbox") == 0) {
+		if (strcmp(name, "provider") == 0) {
+			if (strcmp(value, "landlock") && strcmp(value, "account") && strcmp(value, "direct"))
+				return bad_value(ctx, name, value, "use landlock, account or direct");
+			return set_string(&c->provider, value, ctx);
+		}
+		if (strcmp(name, "network") == 0) {
+			if (strcmp(value, "none") == 0)
+				c->net = OWS_NET_NONE;
+			else if (strcmp(value, "open") == 0)
+				c->net = OWS_NET_OPEN;
+			else if (strcmp(value, "allowlist") == 0)
+				c->net = OWS_NET_ALLOWLIST;
+			else
+				return bad_value(ctx, name, value, "use none, open or allowlist");
+			return 1;
+		}
+		if (strcmp(name, "hosts") == 0)
+			return add_hosts(ctx, value);
+		if (strcmp(name, "private_root") == 0 || strcmp(name, "state_dir") == 0) {
+			if (value[0] != '/')
+				return bad_value(ctx, name, value, "give an absolute path");
+			return set_string(name[0] == 'p' ? &c->private_root : &c->state_dir, value, ctx);
+		}
+	} else if (strcmp(section, "landlock") == 0) {
+		if (strcmp(name, "root_runs_as") == 0)
+			return set_string(&c->root_runs_as, value, ctx);
+	}
+	ctx->failed = ows__fail(ctx->err, OWS_ECONFIG, 0, c->path,
+				"remove it, or check the spelling against the README",
+				"unknown setting [%s] %s", section, name);
+	return 0;
+}
+
+int ows__config_defaults(ows_config *c, ows_error *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->net = OWS_NET_NONE;
+	if (!(c->path = ows__strdup("", err)) || !(c->provider = ows__strdup("landlock", err)) ||
+	    !(c->state_dir = ows__strdup("/var/lib/owsandbox", err)) ||
+	    !(c->root_runs_as = ows__strdup("nobody", err)))
+		return OWS_ENOMEM;
+	return 0;
+}
+
+void ows_config_free(ows_config *c)
+{
+	if (!c)
+		return;
+	free(c->path);
+	free(c->provider);
+	ows__strv_free(&c->hosts);
+	free(c->private_root);
+	free(c->state_dir);
+	free(c->root_runs_as);
+	free(c);
+}
+
+const char *ows_config_path(const ows_config *c)
+{
+	return c ? c->path : "";
+}
+
+int ows_config_load(const char *path, ows_config **out, ows_error *err)
+{
+	if (!out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "out is NULL");
+	*out = NULL;
+	ows_config *c = ows__calloc(1, sizeof(*c), err);
+	if (!c)
+		return OWS_ENOMEM;
+	int rc = ows__config_defaults(c, err);
+	if (rc < 0)
+		goto fail;
+
+	const char *file = path ? path : OWS_CONFIG_DEFAULT_PATH;
+	FILE *f = fopen(file, "re");
+	if (!f) {
+		if (!path && errno == ENOENT) { /* no machine config: built-in defaults */
+			*out = c;
+			return 0;
+		}
+		rc = ows__fail(err, OWS_ECONFIG, errno, file, "check the path and its permissions",
+			       "cannot read the machine's config: %s", strerror(errno));
+		goto fail;
+	}
+	free(c->path);
+	if (!(c->path = ows__strdup(file, err))) {
+		fclose(f);
+		rc = OWS_ENOMEM;
+		goto fail;
+	}
+	struct load_ctx ctx = {.config = c, .err = err};
+	int line = ini_parse_file(f, on_entry, &ctx);
+	fclose(f);
+	if (ctx.failed) {
+		rc = ctx.failed;
+		goto fail;
+	}
+	if (line != 0) {
+		char where[600];
+		snprintf(where, sizeof(where), "%.500s, line %d", file, line);
+		rc = ows__fail(err, OWS_ECONFIG, 0, where, "fix the line: [section] and key = value",
+			       "the machine's config has a syntax error");
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	ows_config_free(c);
+	return rc;
+}

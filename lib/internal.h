@@ -1,0 +1,196 @@
+/*
+ * Internal declarations shared between the library's files.  Names here
+ * carry the ows__ prefix; nothing here is part of the public API.
+ */
+#ifndef OWS_INTERNAL_H
+#define OWS_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "owsandbox.h"
+
+#define OWS__HIDDEN __attribute__((visibility("hidden")))
+#define OWS__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define OWS__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Records an error if none is recorded yet (the first error wins) and
+ * returns `code`, so that a failure path reads `return ows__fail(...)`.
+ * `sys_errno` 0 means no system call was involved.  `where` may be NULL.
+ */
+OWS__HIDDEN int ows__fail(ows_error *err, int code, int sys_errno, const char *where,
+			  const char *hint, const char *what_fmt, ...) OWS__PRINTF(6, 7);
+
+/* Same, for a failed system call: code OWS_ESYS, errno taken from `errno`. */
+OWS__HIDDEN int ows__fail_sys(ows_error *err, const char *where, const char *hint,
+			      const char *what_fmt, ...) OWS__PRINTF(4, 5);
+
+/* malloc-family wrappers that record OWS_ENOMEM; NULL on failure. */
+OWS__HIDDEN void *ows__calloc(size_t n, size_t size, ows_error *err);
+OWS__HIDDEN char *ows__strdup(const char *s, ows_error *err);
+OWS__HIDDEN char *ows__asprintf(ows_error *err, const char *fmt, ...) OWS__PRINTF(2, 3);
+
+/* Milliseconds since the Unix epoch. */
+OWS__HIDDEN int64_t ows__now_ms(void);
+/* Fills buf with 2*n lower-case hex digits of fresh random bytes. */
+OWS__HIDDEN int ows__random_hex(char *buf, size_t n, ows_error *err);
+
+/* --------------------------------------------------------------- strings */
+
+typedef struct ows__strv {
+	char **v;      /* NULL-terminated */
+	size_t len;
+	size_t cap;
+} ows__strv;
+
+OWS__HIDDEN int ows__strv_push(ows__strv *sv, const char *s, ows_error *err);
+OWS__HIDDEN int ows__strv_pushf(ows__strv *sv, ows_error *err, const char *fmt, ...)
+	OWS__PRINTF(3, 4);
+OWS__HIDDEN void ows__strv_free(ows__strv *sv);
+
+#endif /* OWS_INTERNAL_H */
+
+/* ---------------------------------------------------------------- policy */
+
+typedef struct ows__folder {
+	char *path;       /* absolute and canonical: no symbolic link, no "..", no trailing "/" */
+	ows_access access;
+} ows__folder;
+
+#define OWS__LIMIT_MAX 5 /* ows_limit values index has_limit[] and limit[] */
+
+struct ows_policy {
+	char *provider;   /* NULL: the machine's default */
+	ows_net net;
+	ows__folder *folders;
+	size_t nfolders;
+	ows__strv hosts;
+	ows__strv env;    /* "NAME=VALUE", names already checked */
+	bool has_limit[OWS__LIMIT_MAX];
+	uint64_t limit[OWS__LIMIT_MAX];
+	char *run_as;
+	ows__strv credentials;
+	ows__strv toolchains;
+};
+
+OWS__HIDDEN const char *ows__net_name(ows_net net);
+OWS__HIDDEN const char *ows__limit_key(ows_limit which);
+/*
+ * Refuses a folder that would expose `home` (the folder is the home, "/", or
+ * a parent of the home).  `home` may be NULL.
+ */
+OWS__HIDDEN int ows__check_folder_vs_home(const char *folder, const char *home, ows_error *err);
+
+/* ---------------------------------------------------------------- config */
+
+struct ows_config {
+	char *path;          /* "" for built-in defaults */
+	char *provider;      /* default provider */
+	ows_net net;         /* default network mode */
+	ows__strv hosts;     /* machine's allow-list hosts */
+	char *private_root;  /* where per-session private folders go; NULL: /tmp */
+	char *state_dir;     /* account provider: record, journal */
+	char *root_runs_as;  /* landlock provider under a root host */
+};
+
+/* Built-in defaults; never fails except for memory. */
+OWS__HIDDEN int ows__config_defaults(ows_config *config, ows_error *err);
+
+/* ---------------------------------------------------------- environment */
+
+/* True when a variable's name says it holds a secret. */
+OWS__HIDDEN bool ows__env_name_is_secret(const char *name, size_t len);
+OWS__HIDDEN bool ows__env_name_is_valid(const char *name, size_t len);
+
+typedef struct ows__env_spec {
+	const char *home;        /* private home */
+	const char *tmp;         /* private temporary folder */
+	const char *cache;       /* private cache folder */
+	const char *user;        /* account name inside */
+	const char *provider;
+	const char *const *host_env; /* the host's environ, filtered */
+} ows__env_spec;
+
+/* The session's base environment, NAME=VALUE, into *out (which it owns). */
+OWS__HIDDEN int ows__env_build(const ows_policy *policy, const ows__env_spec *spec,
+			       ows__strv *out, ows_error *err);
+/* Merges NAME=VALUE extras over `base`, dropping secret names; fresh *out. */
+OWS__HIDDEN int ows__env_merge(const ows__strv *base, const char *const *extra,
+			       ows__strv *out, ows_error *err);
+
+/* ----------------------------------------------------------------- audit */
+
+typedef struct ows__audit {
+	int fd;               /* -1: no file */
+	ows_event_fn fn;
+	void *ctx;
+	char session[40];
+} ows__audit;
+
+OWS__HIDDEN int ows__audit_open(ows__audit *a, const ows_session_options *opts, ows_error *err);
+/* Adds "ts_ms", "session" and "event" to `fields` (stolen, may be NULL) and writes one line. */
+struct json_t;
+OWS__HIDDEN void ows__audit_emit(ows__audit *a, const char *event, struct json_t *fields);
+OWS__HIDDEN void ows__audit_close(ows__audit *a);
+
+/* --------------------------------------------------------------- session */
+
+/* One check of the proof a session runs from inside before it starts. */
+typedef struct ows__check {
+	char name[160];
+	char detail[160];
+	int passed;
+} ows__check;
+
+/* {"passed": bool, "provider": ..., "checks": [...]} ; caller frees. */
+OWS__HIDDEN char *ows__proof_json(const char *provider, const char *network,
+				  const ows__check *checks, size_t n, bool *all_passed);
+
+struct ows_proc {
+	ows_session *session;
+	struct ows_proc *next; /* the session's list of live handles */
+	uint32_t id;           /* request id, unique within the session */
+	int pid;               /* as the host sees it, or -1 */
+	int pidfd;             /* direct provider, or -1 */
+	bool exited;
+	int exit_code;
+};
+
+typedef struct ows__provider {
+	const char *name;
+	/* Builds the wall and proves it; fills s->enforcement, s->private_dir,
+	 * s->env, s->proof_json.  On failure leaves nothing behind but may set
+	 * s->proof_json for the caller to report. */
+	int (*open)(ows_session *s, const ows_policy *policy, const ows_config *config,
+		    ows_error *err);
+	int (*spawn)(ows_session *s, ows_proc *proc, const char *const argv[],
+		     char *const envp[], const char *cwd, const int stdio[3], ows_error *err);
+	/* Returns 1 once proc->exited is set, 0 on timeout. */
+	int (*wait)(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err);
+	int (*kill)(ows_session *s, ows_proc *proc, int signo, ows_error *err);
+	/* Ends every process, removes what open made; frees s->impl. */
+	int (*close)(ows_session *s, ows_error *err);
+} ows__provider;
+
+/* The platform's providers; NULL for an unknown or unavailable name. */
+OWS__HIDDEN const ows__provider *ows__provider_find(const char *name);
+
+struct ows_session {
+	char id[40];
+	const ows__provider *ops;
+	void *impl;
+	ows_net net;
+	const char *enforcement; /* static string */
+	char *proof_json;
+	char *private_dir;
+	char *default_cwd;       /* first read-write folder, else the private home */
+	ows__strv env;           /* the base environment of every command */
+	ows__audit audit;
+	ows_proc *procs;
+	uint32_t next_proc_id;
+	bool has_wall_limit;
+	int64_t deadline_ms;     /* wall_seconds limit, enforced by the host */
+};

@@ -1,0 +1,92 @@
+/* Linux back end: declarations shared by the files in lib/linux/. */
+#ifndef OWS_LINUX_H
+#define OWS_LINUX_H
+
+#include <linux/filter.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "internal.h"
+
+/*
+ * Landlock.  Debian 12's headers stop at ABI 2, so the structures and
+ * flags of later ABIs are defined here under names of our own.
+ */
+#define OWS_LL_CREATE_RULESET_VERSION (1U << 0)
+#define OWS_LL_RULE_PATH_BENEATH 1
+#define OWS_LL_RULE_NET_PORT 2
+
+#define OWS_LL_FS_EXECUTE (1ULL << 0)
+#define OWS_LL_FS_WRITE_FILE (1ULL << 1)
+#define OWS_LL_FS_READ_FILE (1ULL << 2)
+#define OWS_LL_FS_READ_DIR (1ULL << 3)
+#define OWS_LL_FS_REMOVE_DIR (1ULL << 4)
+#define OWS_LL_FS_REMOVE_FILE (1ULL << 5)
+#define OWS_LL_FS_MAKE_CHAR (1ULL << 6)
+#define OWS_LL_FS_MAKE_DIR (1ULL << 7)
+#define OWS_LL_FS_MAKE_REG (1ULL << 8)
+#define OWS_LL_FS_MAKE_SOCK (1ULL << 9)
+#define OWS_LL_FS_MAKE_FIFO (1ULL << 10)
+#define OWS_LL_FS_MAKE_BLOCK (1ULL << 11)
+#define OWS_LL_FS_MAKE_SYM (1ULL << 12)
+#define OWS_LL_FS_REFER (1ULL << 13)     /* ABI 2 */
+#define OWS_LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
+#define OWS_LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#define OWS_LL_NET_BIND_TCP (1ULL << 0)    /* ABI 4 */
+#define OWS_LL_NET_CONNECT_TCP (1ULL << 1) /* ABI 4 */
+#define OWS_LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
+#define OWS_LL_SCOPE_SIGNAL (1ULL << 1)               /* ABI 6 */
+
+#define OWS_LL_FS_READ (OWS_LL_FS_EXECUTE | OWS_LL_FS_READ_FILE | OWS_LL_FS_READ_DIR)
+
+struct ows_ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net; /* ABI 4 */
+	uint64_t scoped;             /* ABI 6 */
+};
+
+struct ows_ll_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+/* The Landlock ABI this kernel offers: 0 when Landlock is off or absent. */
+OWS__HIDDEN int ows__landlock_abi(void);
+/* Every filesystem right the ABI knows. */
+OWS__HIDDEN uint64_t ows__landlock_fs_all(int abi);
+/* Size of struct ows_ll_ruleset_attr the ABI accepts. */
+OWS__HIDDEN size_t ows__landlock_attr_size(int abi);
+
+/* seccomp: the filter every sandboxed process runs under. */
+#define OWS_SECCOMP_MAX_INSNS 256
+typedef struct ows__seccomp {
+	struct sock_filter insns[OWS_SECCOMP_MAX_INSNS];
+	unsigned short len;
+} ows__seccomp;
+
+/* Builds the filter for a network mode.  Fails only if the table outgrew the buffer. */
+OWS__HIDDEN int ows__seccomp_build(ows__seccomp *f, ows_net net, ows_error *err);
+
+/* Private folders: /tmp/owsandbox-<uid>/<session>/{home,tmp,cache}. */
+typedef struct ows__private {
+	char *root;    /* /tmp/owsandbox-<uid> */
+	char *dir;     /* root/<session id> */
+	int lock_fd;   /* flock held while the session lives; -1 when none */
+} ows__private;
+
+/*
+ * Removes private folders whose host died, then creates this session's,
+ * owned by `uid`/`gid`.  `base` is the folder that holds the per-user root.
+ */
+OWS__HIDDEN int ows__private_create(ows__private *pv, const char *base, const char *id,
+				    uid_t uid, gid_t gid, ows_error *err);
+/* Removes the session's private folder and releases the lock. */
+OWS__HIDDEN int ows__private_remove(ows__private *pv, ows_error *err);
+
+/* Removes `name` under `dirfd` and everything beneath, never following a link. */
+OWS__HIDDEN int ows__rmtree_at(int dirfd, const char *name);
+
+/* Checks shared by the report: can this process create user namespaces? */
+OWS__HIDDEN bool ows__userns_works(char *why, size_t why_len);
+
+#endif /* OWS_LINUX_H */

@@ -1,0 +1,123 @@
+/* The Linux providers, and what this machine can enforce. */
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "linux.h"
+
+extern const ows__provider ows__landlock_provider;
+extern const ows__provider ows__direct_provider;
+
+const ows__provider *ows__provider_find(const char *name)
+{
+	static const ows__provider *const providers[] = {
+		&ows__landlock_provider,
+		&ows__direct_provider,
+	};
+	for (size_t i = 0; name && i < OWS__ARRAY_LEN(providers); i++)
+		if (strcmp(providers[i]->name, name) == 0)
+			return providers[i];
+	return NULL;
+}
+
+/* Tries the namespaces the landlock provider creates, in a throwaway child. */
+bool ows__userns_works(char *why, size_t why_len)
+{
+	int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET;
+	if (geteuid() != 0)
+		flags |= CLONE_NEWUSER;
+	long pid = syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0) {
+		snprintf(why, why_len, "cannot create namespaces: %s", strerror(errno));
+		return false;
+	}
+	int st;
+	while (waitpid((pid_t)pid, &st, 0) < 0 && errno == EINTR)
+		;
+	snprintf(why, why_len, "%s, PID, mount, IPC, UTS and network namespaces",
+		 flags & CLONE_NEWUSER ? "unprivileged user" : "root-created");
+	return true;
+}
+
+static void add(json_t *caps, const char *name, const char *status, const char *why)
+{
+	json_array_append_new(caps, json_pack("{s:s, s:s, s:s}", "name", name, "status", status,
+					      "why", why));
+}
+
+int ows_report_json(const ows_config *config, char **out, ows_error *err)
+{
+	if (!out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "out is NULL");
+	*out = NULL;
+	json_t *caps = json_array();
+	if (!caps)
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	char why[256];
+	int abi = ows__landlock_abi();
+	bool seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+	char nswhy[160];
+	bool ns = ows__userns_works(nswhy, sizeof(nswhy));
+
+	snprintf(why, sizeof(why), abi ? "Landlock ABI %d" : "Landlock is not enabled in this kernel", abi);
+	add(caps, "landlock.filesystem", abi >= 1 ? "enforced" : "unavailable", why);
+	add(caps, "landlock.tcp", abi >= 4 ? "enforced" : "unavailable",
+	    abi >= 4 ? "TCP bind and connect rules (ABI 4)" : "needs Landlock ABI 4 (Linux 6.7)");
+	add(caps, "landlock.scopes", abi >= 6 ? "enforced" : "unavailable",
+	    abi >= 6 ? "abstract unix sockets and signals scoped (ABI 6)"
+		     : "needs Landlock ABI 6 (Linux 6.12)");
+	add(caps, "seccomp", seccomp ? "enforced" : "unavailable",
+	    seccomp ? "sockets, io_uring, namespaces, keyring and TIOCSTI filtered"
+		    : "the kernel has no seccomp filter support");
+	add(caps, "namespaces", ns ? "enforced" : "unavailable", nswhy);
+
+	bool base = abi >= 1 && seccomp && ns;
+	add(caps, "provider.landlock", base ? "enforced" : "unavailable",
+	    base ? "same account, own root, Landlock, seccomp; needs no setup"
+		 : "needs Landlock, seccomp and namespaces (see above)");
+	add(caps, "files.session_folders", base ? "enforced" : "unavailable",
+	    "session folders at their own paths; system read-only; home absent");
+	add(caps, "files.home_hidden", base ? "enforced" : "unavailable",
+	    "the home is not in the sandbox's root; Landlock grants nothing there");
+	add(caps, "network.none", base ? "enforced" : "unavailable",
+	    "own network namespace; only unix sockets may be created");
+	add(caps, "network.open", base && abi >= 6 ? "enforced" : "unavailable",
+	    base && abi >= 6 ? "any host; abstract sockets outside stay unreachable"
+			     : "needs Landlock ABI 6 to keep abstract unix sockets out");
+	add(caps, "network.allowlist", "unavailable", "the allow-list proxy is not built yet");
+	add(caps, "unix_sockets.outside", base ? "enforced" : "unavailable",
+	    "ssh-agent, session bus and docker sockets are not in the sandbox's root");
+	add(caps, "signals.outside", base ? "enforced" : "unavailable",
+	    "own PID namespace and Landlock signal scope");
+	add(caps, "processes.end_with_session", base ? "enforced" : "unavailable",
+	    "every process is in the session's PID namespace, which ends with it");
+	add(caps, "secrets.environment", "enforced",
+	    "minimal environment; secret-looking names never passed");
+	add(caps, "limits.wall_time", "enforced", "the host ends the command when time runs out");
+	add(caps, "limits.memory_processes_cpu", "unavailable",
+	    "the landlock provider has no cgroup of its own; the account provider will");
+	if (geteuid() == 0)
+		add(caps, "root_host", base ? "enforced" : "unavailable",
+		    "under a root host, commands run as SUDO_UID, run_as, or the config's "
+		    "root_runs_as, with no capabilities");
+	add(caps, "provider.account", "unavailable", "not built yet");
+	add(caps, "provider.direct", "partial", "no wall at all; used only when asked for by name");
+
+	json_t *root = json_pack("{s:s, s:s, s:i, s:o}", "version", OWS_VERSION, "config",
+				 config ? ows_config_path(config) : "", "landlock_abi", abi,
+				 "capabilities", caps);
+	*out = root ? json_dumps(root, JSON_COMPACT) : NULL;
+	json_decref(root);
+	return *out ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+}

@@ -1,0 +1,170 @@
+/*
+ * The seccomp filter: closes what Landlock and the namespaces leave open.
+ *
+ * Refused for every sandbox: AF_VSOCK and other exotic socket families
+ * (netfilter does not see them), io_uring (it bypasses this filter for its
+ * own operations), new namespaces (more kernel surface, and a way around the
+ * mount namespace), the kernel keyring (the person's keys live there),
+ * TIOCSTI/TIOCLINUX (typing into the person's terminal), and the calls that
+ * load code into the kernel or reshape mounts.  In `none` only AF_UNIX
+ * sockets may be created.
+ *
+ * The program is a flat list of blocks, each "if nr == X: decide", so every
+ * jump is short and local.  Built in the host, loaded by the sandbox's init.
+ */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#include "linux.h"
+
+#if defined(__x86_64__)
+#define OWS_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define OWS_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "seccomp filter: add this architecture's AUDIT_ARCH"
+#endif
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "seccomp filter: argument offsets assume little-endian"
+#endif
+
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+#define NS_FLAGS                                                                           \
+	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |       \
+	 CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWTIME)
+
+#define RET_ALLOW SECCOMP_RET_ALLOW
+#define RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+
+typedef struct builder {
+	ows__seccomp *f;
+	bool overflow;
+} builder;
+
+static void emit(builder *b, struct sock_filter insn)
+{
+	if (b->f->len >= OWS_SECCOMP_MAX_INSNS) {
+		b->overflow = true;
+		return;
+	}
+	b->f->insns[b->f->len++] = insn;
+}
+
+static void stmt(builder *b, unsigned short code, unsigned int k)
+{
+	emit(b, (struct sock_filter)BPF_STMT(code, k));
+}
+
+static void jump(builder *b, unsigned short code, unsigned int k, unsigned char jt,
+		 unsigned char jf)
+{
+	emit(b, (struct sock_filter)BPF_JUMP(code, k, jt, jf));
+}
+
+/* if nr == `nr`: return `ret`.  The accumulator holds nr on entry and exit. */
+static void refuse(builder *b, long nr, unsigned int ret)
+{
+	jump(b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, 1);
+	stmt(b, BPF_RET | BPF_K, ret);
+}
+
+/* if nr == `nr`: allow only when args[arg] is one of `vals`, else return `deny`. */
+static void allow_values(builder *b, long nr, int arg, const unsigned int *vals, size_t n,
+			 unsigned int deny)
+{
+	/* body: load, n × (test, allow), deny */
+	unsigned int body = 1 + 2 * (unsigned int)n + 1;
+	jump(b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, (unsigned char)body);
+	stmt(b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(arg));
+	for (size_t i = 0; i < n; i++) {
+		jump(b, BPF_JMP | BPF_JEQ | BPF_K, vals[i], 0, 1);
+		stmt(b, BPF_RET | BPF_K, RET_ALLOW);
+	}
+	stmt(b, BPF_RET | BPF_K, deny);
+}
+
+/* if nr == `nr`: refuse when args[arg] has any bit of `mask`, else allow. */
+static void refuse_bits(builder *b, long nr, int arg, unsigned int mask, unsigned int deny)
+{
+	jump(b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, 4);
+	stmt(b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(arg));
+	jump(b, BPF_JMP | BPF_JSET | BPF_K, mask, 0, 1);
+	stmt(b, BPF_RET | BPF_K, deny);
+	stmt(b, BPF_RET | BPF_K, RET_ALLOW);
+}
+
+/* if nr == `nr`: refuse when args[arg] is one of `vals`, else allow. */
+static void refuse_values(builder *b, long nr, int arg, const unsigned int *vals, size_t n,
+			  unsigned int deny)
+{
+	unsigned int body = 1 + 2 * (unsigned int)n + 1;
+	jump(b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, (unsigned char)body);
+	stmt(b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(arg));
+	for (size_t i = 0; i < n; i++) {
+		jump(b, BPF_JMP | BPF_JEQ | BPF_K, vals[i], 0, 1);
+		stmt(b, BPF_RET | BPF_K, deny);
+	}
+	stmt(b, BPF_RET | BPF_K, RET_ALLOW);
+}
+
+int ows__seccomp_build(ows__seccomp *f, ows_net net, ows_error *err)
+{
+	static const long refused[] = {
+		SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
+		SYS_setns, SYS_keyctl, SYS_add_key, SYS_request_key,
+		SYS_bpf, SYS_perf_event_open, SYS_userfaultfd, SYS_kexec_load,
+		SYS_kexec_file_load, SYS_init_module, SYS_finit_module, SYS_delete_module,
+		SYS_mount, SYS_umount2, SYS_pivot_root, SYS_open_tree, SYS_move_mount,
+		SYS_fsopen, SYS_fsconfig, SYS_fsmount, SYS_fspick, SYS_mount_setattr,
+		SYS_swapon, SYS_swapoff, SYS_reboot, SYS_fanotify_init, SYS_open_by_handle_at,
+	};
+	static const unsigned int families_none[] = {AF_UNIX};
+	static const unsigned int families_open[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+	static const unsigned int tty_ioctls[] = {TIOCSTI, TIOCLINUX};
+	builder b = {.f = f};
+
+	f->len = 0;
+	stmt(&b, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, OWS_AUDIT_ARCH, 1, 0);
+	stmt(&b, BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS); /* another ABI: no way around the list */
+	stmt(&b, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+#if defined(__x86_64__)
+	jump(&b, BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1); /* x32 system calls */
+	stmt(&b, BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+#endif
+	for (size_t i = 0; i < OWS__ARRAY_LEN(refused); i++)
+		refuse(&b, refused[i], RET_ERRNO(EPERM));
+	/* glibc falls back to clone() when clone3() is missing; clone's flags can be read. */
+	refuse(&b, SYS_clone3, RET_ERRNO(ENOSYS));
+	refuse_bits(&b, SYS_clone, 0, NS_FLAGS, RET_ERRNO(EPERM));
+	refuse_bits(&b, SYS_unshare, 0, NS_FLAGS, RET_ERRNO(EPERM));
+	refuse_values(&b, SYS_ioctl, 1, tty_ioctls, OWS__ARRAY_LEN(tty_ioctls), RET_ERRNO(EPERM));
+	if (net == OWS_NET_NONE) {
+		allow_values(&b, SYS_socket, 0, families_none, OWS__ARRAY_LEN(families_none),
+			     RET_ERRNO(EPERM));
+	} else {
+		allow_values(&b, SYS_socket, 0, families_open, OWS__ARRAY_LEN(families_open),
+			     RET_ERRNO(EPERM));
+	}
+	allow_values(&b, SYS_socketpair, 0, families_none, OWS__ARRAY_LEN(families_none),
+		     RET_ERRNO(EPERM));
+	stmt(&b, BPF_RET | BPF_K, RET_ALLOW);
+	if (b.overflow)
+		return ows__fail(err, OWS_EINVAL, 0, "seccomp", NULL,
+				 "seccomp filter grew past %d instructions", OWS_SECCOMP_MAX_INSNS);
+	return 0;
+}

@@ -1,0 +1,351 @@
+/*
+ * The portable session: chooses a provider, keeps the audit trail, and
+ * hands spawn, wait and close to the provider that built the wall.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "internal.h"
+
+extern char **environ;
+
+void ows_session_options_init(ows_session_options *opts)
+{
+	if (opts) {
+		memset(opts, 0, sizeof(*opts));
+		opts->size = sizeof(*opts);
+	}
+}
+
+void ows_spawn_options_init(ows_spawn_options *opts)
+{
+	if (opts) {
+		memset(opts, 0, sizeof(*opts));
+		opts->size = sizeof(*opts);
+		opts->stdio[0] = 0;
+		opts->stdio[1] = 1;
+		opts->stdio[2] = 2;
+	}
+}
+
+char *ows__proof_json(const char *provider, const char *network, const ows__check *checks,
+		      size_t n, bool *all_passed)
+{
+	bool ok = n > 0;
+	json_t *arr = json_array();
+	for (size_t i = 0; arr && i < n; i++) {
+		json_array_append_new(arr, json_pack("{s:s, s:b, s:s}", "name", checks[i].name,
+						     "passed", checks[i].passed, "detail",
+						     checks[i].detail));
+		if (!checks[i].passed)
+			ok = false;
+	}
+	json_t *root = json_pack("{s:b, s:s, s:s, s:o}", "passed", ok, "provider", provider,
+				 "network", network, "checks", arr);
+	char *s = root ? json_dumps(root, JSON_COMPACT) : NULL;
+	json_decref(root);
+	if (all_passed)
+		*all_passed = ok;
+	return s;
+}
+
+static json_t *folders_json(const ows_policy *p)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < p->nfolders; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s}", "path", p->folders[i].path,
+						   "access",
+						   p->folders[i].access == OWS_ACCESS_RW ? "rw" : "ro"));
+	return a;
+}
+
+static void session_free(ows_session *s)
+{
+	while (s->procs) {
+		ows_proc *p = s->procs;
+		s->procs = p->next;
+		p->session = NULL; /* handles the caller still holds become inert */
+		p->next = NULL;
+	}
+	free(s->proof_json);
+	free(s->private_dir);
+	free(s->default_cwd);
+	ows__strv_free(&s->env);
+	ows__audit_close(&s->audit);
+	free(s);
+}
+
+/* Opens a session; on OWS_EVERIFY also returns the failed proof in *proof (caller frees). */
+static int session_open(const ows_policy *policy, const ows_config *config,
+			const ows_session_options *opts, ows_session **out, char **proof,
+			ows_error *err)
+{
+	ows_config defaults;
+	int rc;
+
+	if (proof)
+		*proof = NULL;
+	if (!policy || !out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "policy or out is NULL");
+	*out = NULL;
+	if (opts && opts->size < sizeof(*opts))
+		return ows__fail(err, OWS_EINVAL, 0, "ows_session_options.size",
+				 "call ows_session_options_init() first", "options struct too small");
+	if (!config) {
+		if ((rc = ows__config_defaults(&defaults, err)) < 0)
+			return rc;
+		config = &defaults;
+	}
+	const char *name = policy->provider ? policy->provider : config->provider;
+	ows_session *s = ows__calloc(1, sizeof(*s), err);
+	if (!s) {
+		rc = OWS_ENOMEM;
+		goto out_config;
+	}
+	s->net = policy->net != OWS_NET_DEFAULT ? policy->net : config->net;
+	if (s->net == OWS_NET_DEFAULT)
+		s->net = OWS_NET_NONE;
+	if ((rc = ows__random_hex(s->id, 16, err)) < 0 ||
+	    (rc = ows__audit_open(&s->audit, opts, err)) < 0) {
+		session_free(s);
+		goto out_config;
+	}
+	memcpy(s->audit.session, s->id, sizeof(s->audit.session));
+
+	s->ops = ows__provider_find(name);
+	if (!s->ops) {
+		rc = ows__fail(err, OWS_EUNSUPPORTED, 0, name,
+			       "run `owsbx report` to see the providers this machine offers",
+			       "this sandbox provider is not available here");
+	} else {
+		rc = s->ops->open(s, policy, config, err);
+	}
+	if (rc < 0) {
+		ows__audit_emit(&s->audit, "refused",
+				json_pack("{s:s, s:s, s:s, s:s, s:s}", "provider", name, "error",
+					  ows_err_name(rc), "what", err ? err->what : "", "where",
+					  err ? err->where : "", "hint", err ? err->hint : ""));
+		if (proof && s->proof_json) {
+			*proof = s->proof_json;
+			s->proof_json = NULL;
+		}
+		session_free(s);
+		goto out_config;
+	}
+	if (policy->has_limit[OWS_LIMIT_WALL_SECONDS]) {
+		s->has_wall_limit = true;
+		s->deadline_ms = ows__now_ms() + (int64_t)policy->limit[OWS_LIMIT_WALL_SECONDS] * 1000;
+	}
+	ows__audit_emit(&s->audit, "open",
+			json_pack("{s:s, s:s, s:s, s:o, s:s}", "provider", s->ops->name, "network",
+				  ows__net_name(s->net), "enforcement", s->enforcement, "folders",
+				  folders_json(policy), "private_dir", s->private_dir));
+	json_t *pj = json_loads(s->proof_json ? s->proof_json : "{}", 0, NULL);
+	ows__audit_emit(&s->audit, "proof", pj);
+	*out = s;
+	rc = 0;
+out_config:
+	if (config == &defaults) {
+		free(defaults.path);
+		free(defaults.provider);
+		ows__strv_free(&defaults.hosts);
+		free(defaults.private_root);
+		free(defaults.state_dir);
+		free(defaults.root_runs_as);
+	}
+	return rc;
+}
+
+int ows_session_open(const ows_policy *policy, const ows_config *config,
+		     const ows_session_options *opts, ows_session **out, ows_error *err)
+{
+	return session_open(policy, config, opts, out, NULL, err);
+}
+
+int ows_verify(const ows_policy *policy, const ows_config *config, char **report_json,
+	       ows_error *err)
+{
+	ows_session *s = NULL;
+	char *failed_proof = NULL;
+	if (!report_json)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "report_json is NULL");
+	*report_json = NULL;
+	int rc = session_open(policy, config, NULL, &s, &failed_proof, err);
+	if (rc < 0) {
+		*report_json = failed_proof;
+		return rc;
+	}
+	*report_json = s->proof_json;
+	s->proof_json = NULL;
+	return ows_session_close(s, err);
+}
+
+int ows_session_close(ows_session *s, ows_error *err)
+{
+	if (!s)
+		return 0;
+	int rc = s->ops->close(s, err);
+	ows__audit_emit(&s->audit, "close", json_pack("{s:b}", "clean", rc == 0));
+	session_free(s);
+	return rc;
+}
+
+const char *ows_session_id(const ows_session *s) { return s ? s->id : ""; }
+const char *ows_session_provider(const ows_session *s) { return s ? s->ops->name : ""; }
+const char *ows_session_enforcement(const ows_session *s) { return s ? s->enforcement : ""; }
+const char *ows_session_proof_json(const ows_session *s) { return s && s->proof_json ? s->proof_json : "{}"; }
+const char *ows_session_private_dir(const ows_session *s) { return s ? s->private_dir : ""; }
+
+int ows_session_spawn(ows_session *s, const char *const argv[], const ows_spawn_options *opts,
+		      ows_proc **out, ows_error *err)
+{
+	ows_spawn_options defaults;
+	if (!s || !argv || !argv[0] || !out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, "give a command to run",
+				 "session, argv or out is NULL or empty");
+	*out = NULL;
+	if (!opts) {
+		ows_spawn_options_init(&defaults);
+		opts = &defaults;
+	} else if (opts->size < sizeof(*opts)) {
+		return ows__fail(err, OWS_EINVAL, 0, "ows_spawn_options.size",
+				 "call ows_spawn_options_init() first", "options struct too small");
+	}
+	if (opts->cwd && opts->cwd[0] != '/')
+		return ows__fail(err, OWS_EINVAL, 0, opts->cwd, "give an absolute path",
+				 "working folder is not absolute");
+	ows__strv env = {0};
+	int rc = ows__env_merge(&s->env, opts->env, &env, err);
+	if (rc < 0)
+		return rc;
+	ows_proc *p = ows__calloc(1, sizeof(*p), err);
+	if (!p) {
+		ows__strv_free(&env);
+		return OWS_ENOMEM;
+	}
+	p->session = s;
+	p->id = ++s->next_proc_id;
+	p->pid = -1;
+	p->pidfd = -1;
+	const char *cwd = opts->cwd ? opts->cwd : s->default_cwd;
+	rc = s->ops->spawn(s, p, argv, env.v, cwd, opts->stdio, err);
+	ows__strv_free(&env);
+
+	json_t *args = json_array();
+	for (size_t i = 0; args && argv[i]; i++)
+		json_array_append_new(args, json_string(argv[i]));
+	if (rc < 0) {
+		ows__audit_emit(&s->audit, "spawn",
+				json_pack("{s:o, s:s, s:s, s:s, s:b, s:s}", "argv", args, "cwd", cwd,
+					  "provider", s->ops->name, "enforcement", s->enforcement,
+					  "started", 0, "error", err ? err->what : ows_err_name(rc)));
+		free(p);
+		return rc;
+	}
+	ows__audit_emit(&s->audit, "spawn",
+			json_pack("{s:o, s:s, s:s, s:s, s:b, s:i}", "argv", args, "cwd", cwd,
+				  "provider", s->ops->name, "enforcement", s->enforcement,
+				  "started", 1, "proc", (int)p->id));
+	p->next = s->procs;
+	s->procs = p;
+	*out = p;
+	return 0;
+}
+
+static void unlink_proc(ows_proc *p)
+{
+	ows_session *s = p->session;
+	if (!s)
+		return;
+	for (ows_proc **pp = &s->procs; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	p->next = NULL;
+}
+
+int ows_proc_wait(ows_proc *p, int timeout_ms, int *exit_code, ows_error *err)
+{
+	if (!p)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "proc is NULL");
+	if (!p->exited) {
+		ows_session *s = p->session;
+		if (!s)
+			return ows__fail(err, OWS_ESTATE, 0, NULL, NULL, "the session was closed");
+		int rc;
+		if (s->has_wall_limit) {
+			int64_t left = s->deadline_ms - ows__now_ms();
+			int slice = left <= 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left;
+			bool capped = timeout_ms < 0 || slice < timeout_ms;
+			rc = s->ops->wait(s, p, capped ? slice : timeout_ms, err);
+			if (rc == 0 && capped) {
+				/* The session ran out of time: end the command, report it. */
+				s->ops->kill(s, p, SIGKILL, NULL);
+				rc = s->ops->wait(s, p, -1, err);
+				if (rc == 1) {
+					ows__audit_emit(&s->audit, "timeout",
+							json_pack("{s:i}", "proc", (int)p->id));
+				}
+			}
+		} else {
+			rc = s->ops->wait(s, p, timeout_ms, err);
+		}
+		if (rc <= 0)
+			return rc;
+		ows__audit_emit(&s->audit, "exit",
+				json_pack("{s:i, s:i, s:s, s:s}", "proc", (int)p->id, "exit_code",
+					  p->exit_code, "provider", s->ops->name, "enforcement",
+					  s->enforcement));
+	}
+	if (exit_code)
+		*exit_code = p->exit_code;
+	return 1;
+}
+
+int ows_proc_kill(ows_proc *p, int signo, ows_error *err)
+{
+	if (!p)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "proc is NULL");
+	if (p->exited)
+		return 0;
+	if (!p->session)
+		return ows__fail(err, OWS_ESTATE, 0, NULL, NULL, "the session was closed");
+	return p->session->ops->kill(p->session, p, signo, err);
+}
+
+void ows_proc_free(ows_proc *p)
+{
+	if (!p)
+		return;
+	unlink_proc(p);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	free(p);
+}
+
+/* The allow list arrives with the proxy; until then these say so plainly. */
+int ows_session_allow_site(ows_session *s, const char *pattern, ows_error *err)
+{
+	(void)s;
+	return ows__fail(err, OWS_ENOSYS, 0, pattern, "use network open or none for now",
+			 "the allow-list proxy is not available in this version");
+}
+
+int ows_session_remove_site(ows_session *s, const char *pattern, ows_error *err)
+{
+	return ows_session_allow_site(s, pattern, err);
+}
+
+int ows_session_blocked_json(ows_session *s, int64_t since_ms, char **out, ows_error *err)
+{
+	(void)since_ms;
+	if (out)
+		*out = NULL;
+	return ows_session_allow_site(s, NULL, err);
+}

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Installs the Debian packages owsandbox needs to build, test and benchmark.
+# Run as root on Debian 12 or later.
+set -eu
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: run as root: sudo $0" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends \
+	build-essential pkg-config \
+	libmbedtls-dev libjansson-dev libinih-dev \
+	acl libacl1-dev nftables iproute2 passwd util-linux procps \
+	openssh-client git curl python3 ca-certificates \
+	bubblewrap firejail hyperfine
