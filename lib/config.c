@@ -11,8 +11,16 @@
  *
  *   [landlock]
  *   root_runs_as = nobody        ; the account commands run as under a root host
+ *
+ *   [account]
+ *   closed_user = owsandbox-closed
+ *   open_user = owsandbox-open
+ *   group = owsandbox
+ *   launcher = /usr/local/libexec/owsandbox/owsbx-launch
+ *   nft_table = owsandbox
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +109,23 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 	} else if (strcmp(section, "landlock") == 0) {
 		if (strcmp(name, "root_runs_as") == 0)
 			return set_string(&c->root_runs_as, value, ctx);
+	} else if (strcmp(section, "account") == 0) {
+		static const struct { const char *key; size_t off; bool path; } keys[] = {
+			{"closed_user", offsetof(ows_config, closed_user), false},
+			{"open_user", offsetof(ows_config, open_user), false},
+			{"group", offsetof(ows_config, group), false},
+			{"launcher", offsetof(ows_config, launcher), true},
+			{"nft_table", offsetof(ows_config, nft_table), false},
+		};
+		for (size_t i = 0; i < OWS__ARRAY_LEN(keys); i++) {
+			if (strcmp(name, keys[i].key) != 0)
+				continue;
+			if (keys[i].path ? value[0] != '/' : !ows__name_is_safe(value))
+				return bad_value(ctx, name, value,
+						 keys[i].path ? "give an absolute path"
+							      : "use letters, digits, '-' and '_' only");
+			return set_string((char **)((char *)c + keys[i].off), value, ctx);
+		}
 	}
 	ctx->failed = ows__fail(ctx->err, OWS_ECONFIG, 0, c->path,
 				"remove it, or check the spelling against the README",
@@ -114,22 +139,49 @@ int ows__config_defaults(ows_config *c, ows_error *err)
 	c->net = OWS_NET_NONE;
 	if (!(c->path = ows__strdup("", err)) || !(c->provider = ows__strdup("landlock", err)) ||
 	    !(c->state_dir = ows__strdup("/var/lib/owsandbox", err)) ||
-	    !(c->root_runs_as = ows__strdup("nobody", err)))
+	    !(c->root_runs_as = ows__strdup("nobody", err)) ||
+	    !(c->closed_user = ows__strdup("owsandbox-closed", err)) ||
+	    !(c->open_user = ows__strdup("owsandbox-open", err)) ||
+	    !(c->group = ows__strdup("owsandbox", err)) ||
+	    !(c->launcher = ows__strdup("/usr/local/libexec/owsandbox/owsbx-launch", err)) ||
+	    !(c->nft_table = ows__strdup("owsandbox", err)))
 		return OWS_ENOMEM;
 	return 0;
+}
+
+bool ows__name_is_safe(const char *s)
+{
+	if (!*s || strlen(s) > 31 || *s == '-')
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
+			return false;
+	return true;
 }
 
 void ows_config_free(ows_config *c)
 {
 	if (!c)
 		return;
+	ows__config_release(c);
+	free(c);
+}
+
+void ows__config_release(ows_config *c)
+{
 	free(c->path);
 	free(c->provider);
 	ows__strv_free(&c->hosts);
 	free(c->private_root);
 	free(c->state_dir);
 	free(c->root_runs_as);
-	free(c);
+	free(c->closed_user);
+	free(c->open_user);
+	free(c->group);
+	free(c->launcher);
+	free(c->nft_table);
+	memset(c, 0, sizeof(*c));
 }
 
 const char *ows_config_path(const ows_config *c)

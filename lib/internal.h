@@ -94,10 +94,20 @@ struct ows_config {
 	char *private_root;  /* where per-session private folders go; NULL: /tmp */
 	char *state_dir;     /* account provider: record, journal */
 	char *root_runs_as;  /* landlock provider under a root host */
+	/* [account]: what setup creates and the account provider uses */
+	char *closed_user;   /* runs `none` and `allowlist` */
+	char *open_user;     /* runs `open` */
+	char *group;         /* people allowed to start sandboxes */
+	char *launcher;      /* the setuid launcher's installed path */
+	char *nft_table;     /* inet table of our own */
 };
 
 /* Built-in defaults; never fails except for memory. */
 OWS__HIDDEN int ows__config_defaults(ows_config *config, ows_error *err);
+/* Frees what a config holds, not the struct itself. */
+OWS__HIDDEN void ows__config_release(ows_config *config);
+/* An account, group or table name: [A-Za-z0-9_-], not starting with '-', at most 31. */
+OWS__HIDDEN bool ows__name_is_safe(const char *s);
 
 /* ---------------------------------------------------------- environment */
 

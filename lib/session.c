@@ -150,14 +150,8 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 	*out = s;
 	rc = 0;
 out_config:
-	if (config == &defaults) {
-		free(defaults.path);
-		free(defaults.provider);
-		ows__strv_free(&defaults.hosts);
-		free(defaults.private_root);
-		free(defaults.state_dir);
-		free(defaults.root_runs_as);
-	}
+	if (config == &defaults)
+		ows__config_release(&defaults);
 	return rc;
 }
 

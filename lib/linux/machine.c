@@ -44,20 +44,3 @@ int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_erro
 {
 	return not_yet(err, "machine sandbox remove");
 }
-
-int ows_machine_cleanup(const ows_config *c, ows_error *err)
-{
-	return not_yet(err, "machine sandbox cleanup");
-}
-
-int ows_acl_grant(const ows_config *c, const char *session_id, const char *account,
-		  const char *path, ows_access access, const char *home_root, ows_error *err)
-{
-	return not_yet(err, "acl grant");
-}
-
-int ows_acl_revoke(const ows_config *c, const char *session_id, const char *account,
-		   const char *path, ows_error *err)
-{
-	return not_yet(err, "acl revoke");
-}
