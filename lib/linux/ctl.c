@@ -1,0 +1,284 @@
+/*
+ * The host's side of a session's init: the proof, spawn, wait, kill and
+ * close, over the control socket.  Shared by the Linux providers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "init.h"
+
+static int recv_msg(int fd, void *buf, size_t size, int timeout_ms, ows_error *err)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	for (;;) {
+		int r = poll(&pfd, 1, timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return ows__fail_sys(err, "poll", NULL, "cannot wait for the sandbox");
+		if (r == 0)
+			return 0;
+		ssize_t n = recv(fd, buf, size, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ows__fail_sys(err, "recv", NULL, "lost the sandbox's control socket");
+		if (n == 0)
+			return OWS_ESTATE;
+		return (int)n;
+	}
+}
+
+static int receive_proof_into(ows_session *s, ows__ctl *c, const char *provider,
+			      struct ows__proof_msg *pm, ows_error *err)
+{
+	int n = recv_msg(c->fd, pm, sizeof(*pm), 30000, err);
+	if (n == 0)
+		return ows__fail(err, OWS_ETIMEDOUT, 0, "sandbox init", "try again; report it if it persists",
+				 "the sandbox did not finish setting up in 30 s");
+	if (n == OWS_ESTATE)
+		return ows__fail(err, OWS_ESYS, 0, "sandbox init", NULL,
+				 "the sandbox ended while setting up");
+	if (n < 0)
+		return n;
+	if (pm->hdr.type == OWS_MSG_FAIL) {
+		pm->hdr.text[sizeof(pm->hdr.text) - 1] = '\0';
+		return ows__fail(err, OWS_EUNSUPPORTED, pm->hdr.err, pm->hdr.text,
+				 "run `owsbx report` to see what this machine can enforce",
+				 "the wall could not be built: %s failed: %s", pm->hdr.text,
+				 strerror(pm->hdr.err));
+	}
+	if (pm->hdr.type != OWS_MSG_PROOF || pm->n > OWS_INIT_MAX_CHECKS ||
+	    (size_t)n != offsetof(struct ows__proof_msg, checks) + pm->n * sizeof(ows__check))
+		return ows__fail(err, OWS_ESYS, EPROTO, "sandbox init", NULL,
+				 "the sandbox sent a malformed proof");
+	for (uint32_t i = 0; i < pm->n; i++) {
+		pm->checks[i].name[sizeof(pm->checks[i].name) - 1] = '\0';
+		pm->checks[i].detail[sizeof(pm->checks[i].detail) - 1] = '\0';
+	}
+	bool passed = false;
+	s->proof_json = ows__proof_json(provider, ows__net_name(s->net), pm->checks, pm->n, &passed);
+	if (!s->proof_json)
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	if (!passed) {
+		for (uint32_t i = 0; i < pm->n; i++)
+			if (!pm->checks[i].passed)
+				return ows__fail(err, OWS_EVERIFY, 0, pm->checks[i].name,
+						 "the session was refused; run `owsbx verify` for the "
+						 "whole proof",
+						 "the wall failed its proof: %s", pm->checks[i].detail);
+	}
+	return 0;
+}
+
+int ows__ctl_receive_proof(ows_session *s, ows__ctl *c, const char *provider, ows_error *err)
+{
+	struct ows__proof_msg *pm = ows__calloc(1, sizeof(*pm), err);
+	if (!pm)
+		return OWS_ENOMEM;
+	int rc = receive_proof_into(s, c, provider, pm, err);
+	free(pm);
+	return rc;
+}
+
+/* Marks every live handle exited: the sandbox is gone. */
+static void sandbox_gone(ows_session *s, ows__ctl *c)
+{
+	c->gone = true;
+	for (ows_proc *p = s->procs; p; p = p->next)
+		if (!p->exited) {
+			p->exited = true;
+			p->exit_code = 128 + SIGKILL;
+		}
+}
+
+static void dispatch(ows_session *s, const struct ows__msg *m)
+{
+	if (m->type != OWS_MSG_EXITED)
+		return;
+	for (ows_proc *p = s->procs; p; p = p->next)
+		if (p->id == m->id) {
+			p->exited = true;
+			p->exit_code = m->code;
+		}
+}
+
+/* Reads one message, waiting up to timeout_ms; 1 when one was handled into *m. */
+static int pump(ows_session *s, ows__ctl *c, struct ows__msg *m, int timeout_ms,
+		ows_error *err)
+{
+	if (c->gone)
+		return OWS_ESTATE;
+	int n = recv_msg(c->fd, m, sizeof(*m), timeout_ms, err);
+	if (n == OWS_ESTATE) {
+		sandbox_gone(s, c);
+		return OWS_ESTATE;
+	}
+	if (n <= 0)
+		return n;
+	if (n != (int)sizeof(*m))
+		return 0;
+	dispatch(s, m);
+	return 1;
+}
+
+int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *const argv[],
+		   char *const envp[], const char *cwd, const int stdio[3], ows_error *err)
+{
+	int memfd = -1, null = -1, rc;
+	uint32_t counts[2] = {0, 0};
+
+	if (c->gone)
+		return ows__fail(err, OWS_ESTATE, 0, NULL, "open a new session",
+				 "the sandbox has ended");
+	memfd = memfd_create("owsandbox-spawn", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (memfd < 0)
+		return ows__fail_sys(err, "memfd_create", NULL, "cannot pass the command");
+	while (argv[counts[0]])
+		counts[0]++;
+	while (envp[counts[1]])
+		counts[1]++;
+	FILE *f = fdopen(dup(memfd), "w");
+	if (!f) {
+		rc = ows__fail_sys(err, "fdopen", NULL, "cannot pass the command");
+		goto out;
+	}
+	fwrite(counts, sizeof(counts), 1, f);
+	for (uint32_t i = 0; i < counts[0]; i++)
+		fwrite(argv[i], strlen(argv[i]) + 1, 1, f);
+	for (uint32_t i = 0; i < counts[1]; i++)
+		fwrite(envp[i], strlen(envp[i]) + 1, 1, f);
+	fwrite(cwd, strlen(cwd) + 1, 1, f);
+	if (fclose(f) != 0) {
+		rc = ows__fail_sys(err, "memfd", NULL, "cannot pass the command");
+		goto out;
+	}
+	fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+
+	int fds[4] = {memfd, stdio[0], stdio[1], stdio[2]};
+	for (int i = 1; i < 4; i++)
+		if (fds[i] == OWS_STDIO_NULL) {
+			if (null < 0 && (null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
+				rc = ows__fail_sys(err, "/dev/null", NULL, "cannot open /dev/null");
+				goto out;
+			}
+			fds[i] = null;
+		}
+	struct ows__msg m = {.type = OWS_MSG_SPAWN, .id = proc->id};
+	char cbuf[CMSG_SPACE(sizeof(fds))];
+	memset(cbuf, 0, sizeof(cbuf));
+	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	ssize_t sent;
+	do
+		sent = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+	while (sent < 0 && errno == EINTR);
+	if (sent < 0) {
+		if (errno == EPIPE || errno == ECONNRESET)
+			sandbox_gone(s, c);
+		rc = ows__fail_sys(err, "sendmsg", "open a new session", "cannot reach the sandbox");
+		goto out;
+	}
+	for (;;) {
+		struct ows__msg r;
+		rc = pump(s, c, &r, -1, err);
+		if (rc < 0) {
+			rc = ows__fail(err, OWS_ESTATE, 0, NULL, "open a new session",
+				       "the sandbox ended before the command started");
+			goto out;
+		}
+		if (rc == 0 || r.id != proc->id)
+			continue;
+		if (r.type == OWS_MSG_STARTED) {
+			rc = 0;
+			break;
+		}
+		if (r.type == OWS_MSG_SPAWN_FAIL) {
+			r.text[sizeof(r.text) - 1] = '\0';
+			const char *hint = r.err == ENOENT && strcmp(r.text, "exec") == 0
+				? "check the command's name; only the system and the session's "
+				  "folders are visible inside"
+				: strcmp(r.text, "cwd") == 0
+				? "use a working folder inside a session folder"
+				: NULL;
+			rc = ows__fail(err, OWS_ESPAWN, r.err, strcmp(r.text, "cwd") == 0 ? cwd : argv[0],
+				       hint, "the command could not start (%s): %s", r.text,
+				       strerror(r.err));
+			break;
+		}
+	}
+out:
+	if (null >= 0)
+		close(null);
+	close(memfd);
+	return rc;
+}
+
+int ows__ctl_wait(ows_session *s, ows__ctl *c, ows_proc *proc, int timeout_ms, ows_error *err)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : ows__now_ms() + timeout_ms;
+	while (!proc->exited) {
+		int left = -1;
+		if (deadline >= 0) {
+			int64_t l = deadline - ows__now_ms();
+			left = l < 0 ? 0 : (int)l;
+		}
+		struct ows__msg m;
+		int rc = pump(s, c, &m, left, err);
+		if (rc == OWS_ESTATE)
+			break; /* sandbox_gone() marked every handle */
+		if (rc < 0)
+			return rc;
+		if (rc == 0 && left == 0 && !proc->exited)
+			return 0;
+	}
+	return 1;
+}
+
+int ows__ctl_kill(ows_session *s, ows__ctl *c, ows_proc *proc, int signo, ows_error *err)
+{
+	if (c->gone)
+		return 0;
+	struct ows__msg m = {.type = OWS_MSG_KILL, .id = proc->id, .code = signo};
+	if (send(c->fd, &m, sizeof(m), MSG_NOSIGNAL) < 0) {
+		if (errno == EPIPE || errno == ECONNRESET) {
+			sandbox_gone(s, c);
+			return 0;
+		}
+		return ows__fail_sys(err, "send", NULL, "cannot reach the sandbox");
+	}
+	return 0;
+}
+
+void ows__ctl_close(ows_session *s, ows__ctl *c)
+{
+	/* Closing the socket tells init to end everything; waiting for init returns
+	 * only once the kernel has emptied its PID namespace. */
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	if (c->pid > 0) {
+		int st;
+		while (waitpid(c->pid, &st, __WALL) < 0 && errno == EINTR)
+			;
+		c->pid = 0;
+	}
+	if (s)
+		sandbox_gone(s, c);
+	c->gone = true;
+}

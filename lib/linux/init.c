@@ -1,0 +1,681 @@
+/*
+ * The sandbox's init: restrict, prove, serve.  See init.h for the rules
+ * this code lives by (no allocation, no locks: only system calls).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "init.h"
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+#ifndef SYS_landlock_add_rule
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+
+/* --------------------------------------------------- allocation-free text */
+
+void ows__buf_add(char *buf, size_t size, const char *s)
+{
+	size_t n = strnlen(buf, size);
+	while (*s && n + 1 < size)
+		buf[n++] = *s++;
+	buf[n < size ? n : size - 1] = '\0';
+}
+
+void ows__buf_add_num(char *buf, size_t size, long v)
+{
+	char tmp[24];
+	int i = (int)sizeof(tmp) - 1;
+	bool neg = v < 0;
+	unsigned long u = neg ? (unsigned long)-v : (unsigned long)v;
+	tmp[i] = '\0';
+	do {
+		tmp[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u && i > 1);
+	if (neg)
+		tmp[--i] = '-';
+	ows__buf_add(buf, size, tmp + i);
+}
+
+static const char *errname(int e)
+{
+	const char *n = strerrorname_np(e);
+	return n ? n : "E?";
+}
+
+/* ------------------------------------------------------------ init: setup */
+
+void ows__init_send(int fd, const struct ows__msg *m, size_t len)
+{
+	ssize_t r;
+	do
+		r = send(fd, m, len, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+}
+
+void ows__init_die(const struct ows__plan *p, const char *stage,
+					       const char *path)
+{
+	struct ows__msg m = {.type = OWS_MSG_FAIL, .err = errno};
+	ows__buf_add(m.text, sizeof(m.text), stage);
+	if (path) {
+		ows__buf_add(m.text, sizeof(m.text), " ");
+		ows__buf_add(m.text, sizeof(m.text), path);
+	}
+	ows__init_send(p->ctl, &m, sizeof(m));
+	_exit(127);
+}
+
+void ows__init_drop_identity(const struct ows__plan *p)
+{
+	/* The bounding set first: dropping it needs CAP_SETPCAP, which goes next. */
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL)
+			break;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+		ows__init_die(p, "clear ambient capabilities", NULL);
+	if (!p->userns) {
+		if (setgroups((size_t)p->ngroups, p->groups) != 0)
+			ows__init_die(p, "setgroups", NULL);
+		if (setresgid(p->gid, p->gid, p->gid) != 0)
+			ows__init_die(p, "setresgid", NULL);
+		if (setresuid(p->uid, p->uid, p->uid) != 0)
+			ows__init_die(p, "setresuid", NULL);
+	}
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {{0}};
+	if (syscall(SYS_capset, &hdr, data) != 0)
+		ows__init_die(p, "capset", NULL);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		ows__init_die(p, "no_new_privs", NULL);
+}
+
+void ows__init_restrict(const struct ows__plan *p)
+{
+	struct ows_ll_ruleset_attr attr = {
+		.handled_access_fs = p->handled_fs,
+		.handled_access_net = p->handled_net,
+		.scoped = p->scoped,
+	};
+	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr,
+			      ows__landlock_attr_size(p->abi), 0);
+	if (rs < 0)
+		ows__init_die(p, "landlock_create_ruleset", NULL);
+	for (int i = 0; i < p->nrules; i++) {
+		int fd = open(p->rules[i].path, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			ows__init_die(p, "landlock rule", p->rules[i].path);
+		struct ows_ll_path_beneath_attr pb = {
+			.allowed_access = p->rules[i].access & p->handled_fs,
+			.parent_fd = fd,
+		};
+		if (syscall(SYS_landlock_add_rule, rs, OWS_LL_RULE_PATH_BENEATH, &pb, 0) != 0)
+			ows__init_die(p, "landlock_add_rule", p->rules[i].path);
+		close(fd);
+	}
+	if (syscall(SYS_landlock_restrict_self, rs, 0) != 0)
+		ows__init_die(p, "landlock_restrict_self", NULL);
+	close(rs);
+	struct sock_fprog prog = {
+		.len = p->seccomp.len,
+		.filter = (struct sock_filter *)p->seccomp.insns,
+	};
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+		ows__init_die(p, "seccomp", NULL);
+}
+
+/* ------------------------------------------------------------ init: proof */
+
+typedef struct proof {
+	struct ows__proof_msg msg;
+} proof;
+
+static ows__check *check_new(proof *pr, const char *what, const char *arg)
+{
+	if (pr->msg.n >= OWS_INIT_MAX_CHECKS)
+		return NULL;
+	ows__check *c = &pr->msg.checks[pr->msg.n++];
+	ows__buf_add(c->name, sizeof(c->name), what);
+	if (arg) {
+		ows__buf_add(c->name, sizeof(c->name), " ");
+		ows__buf_add(c->name, sizeof(c->name), arg);
+	}
+	return c;
+}
+
+static void check_set(ows__check *c, bool passed, const char *detail, int e)
+{
+	if (!c)
+		return;
+	c->passed = passed;
+	ows__buf_add(c->detail, sizeof(c->detail), detail);
+	if (e) {
+		ows__buf_add(c->detail, sizeof(c->detail), ": ");
+		ows__buf_add(c->detail, sizeof(c->detail), errname(e));
+	}
+}
+
+/* 0 when the folder could be listed, else errno. */
+static int try_list(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	char buf[1024];
+	long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+	int e = n < 0 ? errno : 0;
+	close(fd);
+	return e;
+}
+
+/* 0 when a file could be created (and was removed again), else errno. */
+static int try_create(const char *dir)
+{
+	char path[4096] = "";
+	ows__buf_add(path, sizeof(path), dir);
+	ows__buf_add(path, sizeof(path), strcmp(dir, "/") ? "/.owsandbox-probe-" : ".owsandbox-probe-");
+	ows__buf_add_num(path, sizeof(path), (long)syscall(SYS_gettid));
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno;
+	int e = write(fd, "x", 1) == 1 ? 0 : errno;
+	close(fd);
+	if (unlink(path) != 0 && !e)
+		e = errno;
+	return e;
+}
+
+static int try_socket(int domain, int type, int proto)
+{
+	int fd = socket(domain, type | SOCK_CLOEXEC, proto);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static int try_connect_unix(const char *path, size_t len)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (len > sizeof(sa.sun_path))
+		len = sizeof(sa.sun_path);
+	memcpy(sa.sun_path, path, len);
+	int r = connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+	int e = r == 0 ? 0 : errno;
+	close(fd);
+	return e;
+}
+
+static void proof_identity(proof *pr, const struct ows__plan *p)
+{
+	ows__check *c = check_new(pr, "account", NULL);
+	uid_t uid = getuid();
+	check_set(c, uid == p->uid && uid != 0 && geteuid() == uid,
+		  uid == 0 ? "runs as root" : "runs as the expected unprivileged account", 0);
+
+	c = check_new(pr, "capabilities", "none held");
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2];
+	bool none = syscall(SYS_capget, &hdr, data) == 0;
+	for (int i = 0; none && i < 2; i++)
+		none = !data[i].effective && !data[i].permitted && !data[i].inheritable;
+	for (int cap = 0; none && cap <= 63; cap++) {
+		int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+		if (r < 0)
+			break;
+		none = r == 0;
+	}
+	check_set(c, none, none ? "effective, permitted, inheritable and bounding sets empty"
+				: "a capability is still held", 0);
+
+	c = check_new(pr, "processes", "own PID namespace");
+	check_set(c, getppid() == 1, getppid() == 1 ? "the sandbox's init is PID 1"
+						    : "shares the host's PID namespace", 0);
+
+	/* Init is a copy of the host: its memory and environment must stay out of reach. */
+	c = check_new(pr, "host memory not readable", "/proc/1/environ");
+	int fd = open("/proc/1/environ", O_RDONLY | O_CLOEXEC);
+	int e = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	check_set(c, fd < 0, fd < 0 ? "reading refused" : "init's environment is readable", e);
+}
+
+static void proof_files(proof *pr, const struct ows__plan *p)
+{
+	for (size_t i = 0; i < p->nfolders; i++) {
+		const ows__folder *f = &p->folders[i];
+		if (f->access == OWS_ACCESS_RW) {
+			ows__check *c = check_new(pr, "read-write", f->path);
+			int e = try_list(f->path);
+			if (!e)
+				e = try_create(f->path);
+			check_set(c, e == 0, e ? "cannot list or write" : "listed, wrote and removed a file", e);
+		} else {
+			ows__check *c = check_new(pr, "read-only", f->path);
+			int e = try_list(f->path);
+			int w = e ? 0 : try_create(f->path);
+			check_set(c, !e && w, e ? "cannot list" : w ? "listed; write refused" : "writable",
+				  e ? e : w);
+		}
+	}
+	if (p->home) {
+		ows__check *c = check_new(pr, "home not listable", p->home);
+		int e = try_list(p->home);
+		check_set(c, e != 0, e ? "listing refused" : "the home can be listed", e);
+	}
+	if (p->canary) {
+		ows__check *c = check_new(pr, "home file not readable", p->canary);
+		int fd = open(p->canary, O_RDONLY | O_CLOEXEC);
+		int e = fd < 0 ? errno : 0;
+		if (fd >= 0)
+			close(fd);
+		check_set(c, fd < 0, fd < 0 ? "reading a planted file refused" : "planted file readable", e);
+	}
+	ows__check *c = check_new(pr, "system read-only", "/usr");
+	int e = try_create("/usr");
+	check_set(c, e != 0, e ? "write refused" : "/usr is writable", e);
+
+	c = check_new(pr, "root-only file not readable", "/etc/shadow");
+	int fd = open("/etc/shadow", O_RDONLY | O_CLOEXEC);
+	e = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	check_set(c, fd < 0, fd < 0 ? "reading refused" : "/etc/shadow readable", e);
+}
+
+static void proof_secrets(proof *pr, const struct ows__plan *p)
+{
+	ows__check *c = check_new(pr, "no secret variables", NULL);
+	for (char *const *e = p->envp; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+		if (ows__env_name_is_secret(*e, n)) {
+			char d[128] = "secret variable present: ";
+			ows__buf_add(d, sizeof(d), *e);
+			d[25 + (n < 100 ? n : 100)] = '\0';
+			check_set(c, false, d, 0);
+			return;
+		}
+	}
+	check_set(c, true, "no name says it holds a secret", 0);
+}
+
+static void proof_network(proof *pr, const struct ows__plan *p)
+{
+	struct {
+		const char *name;
+		int domain, type, proto;
+	} probes[] = {
+		{"tcp", AF_INET, SOCK_STREAM, 0},
+		{"udp", AF_INET, SOCK_DGRAM, 0},
+		{"raw", AF_INET, SOCK_RAW, 1},
+		{"ipv6", AF_INET6, SOCK_STREAM, 0},
+		{"mptcp", AF_INET, SOCK_STREAM, IPPROTO_MPTCP},
+		{"vsock", AF_VSOCK, SOCK_STREAM, 0},
+		{"packet", AF_PACKET, SOCK_DGRAM, 0},
+	};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(probes); i++) {
+		bool must_fail = p->net == OWS_NET_NONE || probes[i].domain == AF_VSOCK ||
+				 probes[i].domain == AF_PACKET || probes[i].type == SOCK_RAW;
+		bool checked_open = p->net == OWS_NET_OPEN && probes[i].domain == AF_INET &&
+				    probes[i].type == SOCK_STREAM && probes[i].proto == 0;
+		if (!must_fail && !checked_open)
+			continue;
+		ows__check *c = check_new(pr, "network socket", probes[i].name);
+		int e = try_socket(probes[i].domain, probes[i].type, probes[i].proto);
+		if (must_fail)
+			check_set(c, e != 0, e ? "refused" : "a socket was created", e);
+		else
+			check_set(c, e == 0, e ? "refused in open mode" : "allowed in open mode", e);
+	}
+	ows__check *c = check_new(pr, "io_uring", "refused");
+	long r = syscall(SYS_io_uring_setup, 1, NULL);
+	int e = r < 0 ? errno : 0;
+	if (r >= 0)
+		close((int)r);
+	/* EFAULT would mean the call reached io_uring itself. */
+	check_set(c, e == EPERM, e == EPERM ? "refused" : "io_uring reachable", e);
+}
+
+static void proof_sockets(proof *pr, const struct ows__plan *p)
+{
+	for (int i = 0; i < p->nunix; i++) {
+		ows__check *c = check_new(pr, "unix socket unreachable", p->unix_probes[i]);
+		int e = try_connect_unix(p->unix_probes[i], strlen(p->unix_probes[i]) + 1);
+		check_set(c, e != 0, e ? "connect refused" : "connected", e);
+	}
+	if (p->abstract_len) {
+		ows__check *c = check_new(pr, "abstract socket unreachable", p->abstract_name + 1);
+		int e = try_connect_unix(p->abstract_name, p->abstract_len);
+		check_set(c, e != 0, e ? "connect refused" : "connected", e);
+	}
+}
+
+static void run_proof(const struct ows__plan *p)
+{
+	static proof pr; /* init's own copy; too large for the stack of a forked host */
+	memset(&pr, 0, sizeof(pr));
+	pr.msg.hdr.type = OWS_MSG_PROOF;
+	proof_identity(&pr, p);
+	proof_files(&pr, p);
+	proof_secrets(&pr, p);
+	proof_network(&pr, p);
+	proof_sockets(&pr, p);
+	ows__init_send(p->ctl, &pr.msg.hdr,
+		 offsetof(struct ows__proof_msg, checks) + pr.msg.n * sizeof(ows__check));
+}
+
+void ows__init_prove(const struct ows__plan *p)
+{
+	pid_t probe = fork();
+	if (probe < 0)
+		ows__init_die(p, "fork the proof", NULL);
+	if (probe == 0) {
+		run_proof(p);
+		_exit(0);
+	}
+	int st;
+	while (waitpid(probe, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* ------------------------------------------------------ init: the server */
+
+struct child {
+	pid_t pid;
+	uint32_t id;
+};
+
+/* Finds `name` in a PATH and execs it; returns the most telling errno. */
+static int exec_path(char *const argv[], char *const envp[])
+{
+	const char *file = argv[0];
+	if (strchr(file, '/')) {
+		execve(file, argv, envp);
+		return errno;
+	}
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+	for (char *const *e = envp; *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0)
+			path = *e + 5;
+	int best = ENOENT;
+	for (const char *s = path;; s++) {
+		const char *end = strchr(s, ':');
+		size_t n = end ? (size_t)(end - s) : strlen(s);
+		char buf[4096];
+		if (n + strlen(file) + 2 < sizeof(buf)) {
+			memcpy(buf, n ? s : ".", n ? n : 1);
+			buf[n ? n : 1] = '/';
+			strcpy(buf + (n ? n : 1) + 1, file);
+			execve(buf, argv, envp);
+			if (errno == EACCES || errno == ENOEXEC)
+				best = errno;
+			else if (errno != ENOENT && errno != ENOTDIR && best == ENOENT)
+				best = errno;
+		}
+		if (!end)
+			break;
+		s = end;
+	}
+	return best;
+}
+
+struct request {
+	char **argv;
+	char **envp;
+	const char *cwd;
+};
+
+/* Lays argv and envp out of the request memfd: u32 argc, u32 envc, then strings. */
+static int map_request(int memfd, struct request *rq)
+{
+	struct stat st;
+	if (fstat(memfd, &st) != 0 || st.st_size < 8 || st.st_size > (64 << 20))
+		return EINVAL;
+	size_t size = (size_t)st.st_size;
+	char *data = mmap(NULL, size, PROT_READ, MAP_PRIVATE, memfd, 0);
+	if (data == MAP_FAILED)
+		return errno;
+	uint32_t argc, envc;
+	memcpy(&argc, data, 4);
+	memcpy(&envc, data + 4, 4);
+	if (argc == 0 || argc > (1u << 20) || envc > (1u << 20))
+		return EINVAL;
+	size_t vsize = (argc + envc + 2) * sizeof(char *);
+	char **v = mmap(NULL, vsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (v == MAP_FAILED)
+		return errno;
+	char *s = data + 8, *end = data + size;
+	size_t k = 0;
+	for (uint32_t i = 0; i < argc + envc + 1; i++) {
+		char *z = memchr(s, '\0', (size_t)(end - s));
+		if (!z)
+			return EINVAL;
+		if (i == argc + envc) {
+			rq->cwd = s;
+		} else {
+			v[k++] = s;
+			if (i == argc - 1)
+				v[k++] = NULL;
+		}
+		s = z + 1;
+	}
+	v[k] = NULL;
+	rq->argv = v;
+	rq->envp = v + argc + 1;
+	return 0;
+}
+
+static __attribute__((noreturn)) void command_child(int memfd, const int stdio[3], int errpipe)
+{
+	struct { int32_t err; char stage[12]; } report = {0};
+	struct request rq = {0};
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	if ((report.err = map_request(memfd, &rq))) {
+		strcpy(report.stage, "request");
+		goto fail;
+	}
+	for (int i = 0; i < 3; i++)
+		if (dup2(stdio[i], i) < 0) {
+			report.err = errno;
+			strcpy(report.stage, "stdio");
+			goto fail;
+		}
+	/* Everything else closes at exec; errpipe tells init whether exec happened. */
+	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+	if (chdir(rq.cwd) != 0) {
+		report.err = errno;
+		strcpy(report.stage, "cwd");
+		goto fail;
+	}
+	report.err = exec_path(rq.argv, rq.envp);
+	strcpy(report.stage, "exec");
+fail:
+	if (write(errpipe, &report, sizeof(report)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, const int *fds, int nfds,
+			 struct child *children)
+{
+	struct ows__msg reply = {.type = OWS_MSG_SPAWN_FAIL, .id = m->id, .err = EINVAL};
+	int slot = -1;
+	for (int i = 0; i < OWS_INIT_MAX_PROCS && slot < 0; i++)
+		if (children[i].pid == 0)
+			slot = i;
+	int pipefd[2] = {-1, -1};
+	if (nfds != 4) {
+		ows__buf_add(reply.text, sizeof(reply.text), "request");
+		goto out;
+	}
+	if (slot < 0) {
+		reply.err = EAGAIN;
+		ows__buf_add(reply.text, sizeof(reply.text), "too many commands at once");
+		goto out;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) != 0) {
+		reply.err = errno;
+		ows__buf_add(reply.text, sizeof(reply.text), "pipe");
+		goto out;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		reply.err = errno;
+		ows__buf_add(reply.text, sizeof(reply.text), "fork");
+		goto out;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		close(p->ctl);
+		command_child(fds[0], fds + 1, pipefd[1]);
+	}
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	struct { int32_t err; char stage[12]; } report;
+	ssize_t n;
+	do
+		n = read(pipefd[0], &report, sizeof(report));
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(report)) {
+		reply.err = report.err;
+		report.stage[sizeof(report.stage) - 1] = '\0';
+		ows__buf_add(reply.text, sizeof(reply.text), report.stage);
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	} else {
+		reply.type = OWS_MSG_STARTED;
+		reply.err = 0;
+		children[slot].pid = pid;
+		children[slot].id = m->id;
+	}
+out:
+	if (pipefd[0] >= 0)
+		close(pipefd[0]);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	ows__init_send(p->ctl, &reply, sizeof(reply));
+}
+
+static void reap(const struct ows__plan *p, struct child *children)
+{
+	int st;
+	pid_t pid;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (int i = 0; i < OWS_INIT_MAX_PROCS; i++) {
+			if (children[i].pid != pid)
+				continue;
+			struct ows__msg m = {.type = OWS_MSG_EXITED, .id = children[i].id};
+			m.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			ows__init_send(p->ctl, &m, sizeof(m));
+			children[i].pid = 0;
+			break;
+		}
+	}
+}
+
+void ows__init_serve(const struct ows__plan *p)
+{
+	static struct child children[OWS_INIT_MAX_PROCS];
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		ows__init_die(p, "signalfd", NULL);
+
+	for (;;) {
+		struct pollfd pfd[2] = {{.fd = p->ctl, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				;
+			reap(p, children);
+		}
+		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		struct ows__msg m;
+		char cbuf[CMSG_SPACE(4 * sizeof(int))];
+		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				    .msg_controllen = sizeof(cbuf)};
+		ssize_t n = recvmsg(p->ctl, &mh, MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* the host closed the session or died */
+		int fds[4], nfds = 0;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+				continue;
+			int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			for (int i = 0; i < k; i++) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+				if (nfds < 4)
+					fds[nfds++] = fd;
+				else
+					close(fd);
+			}
+		}
+		if (n == (ssize_t)sizeof(m) && m.type == OWS_MSG_SPAWN) {
+			handle_spawn(p, &m, fds, nfds, children);
+			continue;
+		}
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (n == (ssize_t)sizeof(m) && m.type == OWS_MSG_KILL) {
+			for (int i = 0; i < OWS_INIT_MAX_PROCS; i++)
+				if (children[i].pid && children[i].id == m.id) {
+					/* The command leads its own process group: signal the job. */
+					if (kill(-children[i].pid, m.code) != 0)
+						kill(children[i].pid, m.code);
+				}
+		}
+	}
+	kill(-1, SIGKILL); /* everything in this PID namespace but init */
+	_exit(0);
+}

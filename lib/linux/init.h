@@ -1,0 +1,154 @@
+/*
+ * The sandbox's init: the first process inside the wall.
+ *
+ * Both Linux providers start one per session: `landlock` clones it from the
+ * host, `account` gets it from the setuid launcher.  It restricts itself,
+ * proves the wall from inside, then starts commands on the host's request
+ * and reports their exits, over a SOCK_SEQPACKET control socket.  When the
+ * socket closes (the session closed, or the host died), init kills every
+ * process of its PID namespace and exits.
+ *
+ * Everything on the init side runs between fork and exec in a copy of a
+ * host that may have had threads: it allocates nothing and takes no lock.
+ * It only reads a plan the host (or launcher) built, and makes system calls.
+ */
+#ifndef OWS_LINUX_INIT_H
+#define OWS_LINUX_INIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "linux.h"
+
+#define OWS_INIT_MAX_MOUNTS 96
+#define OWS_INIT_MAX_RULES 96
+#define OWS_INIT_MAX_PROBES 8
+#define OWS_INIT_MAX_CHECKS 64
+#define OWS_INIT_MAX_PROCS 256
+
+enum ows__mnt_kind { OWS_M_BIND, OWS_M_TMPFS, OWS_M_PROC, OWS_M_DEVPTS, OWS_M_SYMLINK };
+
+struct ows__mnt {
+	enum ows__mnt_kind kind;
+	const char *src;    /* M_BIND: host path; M_SYMLINK: link target */
+	const char *dst;    /* path inside, absolute */
+	bool rw;
+	bool is_file;       /* a bind of one file (a device node) */
+	bool dev;           /* keep device nodes usable (no MOUNT_ATTR_NODEV) */
+	const char *mode;   /* M_TMPFS */
+	int fd;             /* filled by init: the detached mount */
+};
+
+struct ows__rule {
+	const char *path;
+	uint64_t access;
+};
+
+struct ows__plan {
+	bool userns;                 /* unprivileged host: map our own ids */
+	uid_t outer_uid;
+	gid_t outer_gid;
+	uid_t uid;                   /* the account inside */
+	gid_t gid;
+	gid_t groups[32];
+	int ngroups;                 /* root host: supplementary groups of the target */
+	int clone_flags;
+
+	struct ows__mnt mounts[OWS_INIT_MAX_MOUNTS];
+	int nmounts;
+	const char *skeleton[OWS_INIT_MAX_MOUNTS]; /* folders made only to reach a mount: 0111 */
+	int nskeleton;
+	struct ows__rule rules[OWS_INIT_MAX_RULES];
+	int nrules;
+
+	int abi;
+	uint64_t handled_fs;
+	uint64_t handled_net;
+	uint64_t scoped;
+	ows__seccomp seccomp;
+
+	/* the proof */
+	ows_net net;
+	const ows__folder *folders;
+	size_t nfolders;
+	const char *home;
+	const char *canary;          /* NULL when nothing could be planted */
+	const char *canary_token;
+	const char *unix_probes[OWS_INIT_MAX_PROBES];
+	int nunix;
+	char abstract_name[108];
+	socklen_t abstract_len;
+	char *const *envp;
+
+	int ctl;                     /* init's end of the control socket */
+};
+
+/* ------------------------------------------------------------- messages */
+
+enum ows__msg_type {
+	OWS_MSG_FAIL = 1,   /* init → host: setup failed: stage in text, err */
+	OWS_MSG_PROOF,      /* init → host: checks follow */
+	OWS_MSG_SPAWN,      /* host → init: memfd + stdin, stdout, stderr */
+	OWS_MSG_STARTED,    /* init → host */
+	OWS_MSG_SPAWN_FAIL, /* init → host: err, stage in text */
+	OWS_MSG_EXITED,     /* init → host: code */
+	OWS_MSG_KILL,       /* host → init: code = signal */
+};
+
+struct ows__msg {
+	uint32_t type;
+	uint32_t id;
+	int32_t code;
+	int32_t err;
+	char text[96];
+};
+
+struct ows__proof_msg {
+	struct ows__msg hdr;
+	uint32_t n;
+	ows__check checks[OWS_INIT_MAX_CHECKS];
+};
+
+/* --------------------------------------------------------------- init side */
+
+/* Appends to a NUL-terminated buffer, truncating; no allocation. */
+OWS__HIDDEN void ows__buf_add(char *buf, size_t size, const char *s);
+OWS__HIDDEN void ows__buf_add_num(char *buf, size_t size, long v);
+OWS__HIDDEN void ows__init_send(int fd, const struct ows__msg *m, size_t len);
+/* Reports a failed setup step (errno is the cause) to the host and exits. */
+OWS__HIDDEN __attribute__((noreturn)) void ows__init_die(const struct ows__plan *p,
+							 const char *stage, const char *path);
+/* Empties the capability sets; under a root host, becomes p->uid first. */
+OWS__HIDDEN void ows__init_drop_identity(const struct ows__plan *p);
+/* Landlock, then seccomp: after this, init and its children are inside. */
+OWS__HIDDEN void ows__init_restrict(const struct ows__plan *p);
+/* Runs the proof in a child (a command's view, but for the exec) and sends it. */
+OWS__HIDDEN void ows__init_prove(const struct ows__plan *p);
+/* Serves spawn and kill requests until the control socket closes. */
+OWS__HIDDEN __attribute__((noreturn)) void ows__init_serve(const struct ows__plan *p);
+
+/* --------------------------------------------------------------- host side */
+
+/* The host's end of a session's init. */
+typedef struct ows__ctl {
+	int fd;      /* control socket, -1 once closed */
+	pid_t pid;   /* init (or the launcher that became it), 0 once reaped */
+	bool gone;   /* the sandbox has ended */
+} ows__ctl;
+
+/* Waits for init's proof; fills s->proof_json; OWS_EVERIFY when a check failed. */
+OWS__HIDDEN int ows__ctl_receive_proof(ows_session *s, ows__ctl *c, const char *provider,
+				       ows_error *err);
+OWS__HIDDEN int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc,
+			       const char *const argv[], char *const envp[], const char *cwd,
+			       const int stdio[3], ows_error *err);
+OWS__HIDDEN int ows__ctl_wait(ows_session *s, ows__ctl *c, ows_proc *proc, int timeout_ms,
+			      ows_error *err);
+OWS__HIDDEN int ows__ctl_kill(ows_session *s, ows__ctl *c, ows_proc *proc, int signo,
+			      ows_error *err);
+/* Closes the socket (init then ends everything) and waits until init is gone. */
+OWS__HIDDEN void ows__ctl_close(ows_session *s, ows__ctl *c);
+
+#endif /* OWS_LINUX_INIT_H */
