@@ -25,6 +25,9 @@ ALL_CFLAGS = -std=c11 $(WARN) $(HARDEN) -fvisibility=hidden $(CFLAGS)
 # The platform back end is a folder with the same file names per OS.
 OS      ?= linux
 DEP_LIBS = -ljansson -linih -lmbedcrypto
+# owsbx links its dependencies statically: one file to install, and no
+# dynamic loading on the path of every sandboxed command.
+CLI_LIBS = -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic
 
 LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/$(OS)/*.c))
 LIB_OBJS = $(LIB_SRCS:%.c=build/%.o)
@@ -46,7 +49,7 @@ libowsandbox.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 owsbx: $(CLI_OBJS) libowsandbox.a
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) libowsandbox.a $(DEP_LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) libowsandbox.a $(CLI_LIBS)
 
 build/test/%: test/unit/%.c test/unit/tap.h libowsandbox.a
 	@mkdir -p $(dir $@)

@@ -2,10 +2,12 @@
  * Private folders and their removal.
  *
  * Each session gets <base>/owsandbox-<uid>/<id>/ with home/, tmp/ and
- * cache/.  A lock file beside it, <id>.lock, is held with flock() for as long
- * as the host lives; a session folder whose lock is free (or missing)
- * belongs to a host that died, and the next open removes it.  The lock
- * lives outside the session folder so that the sandbox cannot remove it.
+ * cache/.  The host holds an flock() on the session folder itself for as
+ * long as it lives; a folder whose lock is free belongs to a host that died,
+ * and the next open removes it.  A folder is built under a dot-name and
+ * renamed into place with the lock already held, so no cleaner ever sees a
+ * live folder unlocked.  The sandbox cannot take the lock away: it cannot
+ * unlink or replace its own folder, whose parent it does not see.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "linux.h"
@@ -22,20 +25,27 @@
 /* Below this depth a subtree is moved up to the top instead of descended into. */
 #define RMTREE_MAX_DEPTH 64
 
-static int rmtree_fd(int topfd, int dirfd, int depth, unsigned *moved);
+static int empty_dir(int topfd, int dirfd, int depth, unsigned *moved);
+
+/* A fresh stream over a folder: dup() would share, and exhaust, the fd's offset. */
+static DIR *opendir_at(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	DIR *d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
 
 /* Empties the folder open at `dirfd`; `topfd` is where too-deep trees are moved. */
 static int empty_dir(int topfd, int dirfd, int depth, unsigned *moved)
 {
 	int rc = 0;
-	int dupfd = dup(dirfd);
-	if (dupfd < 0)
+	DIR *d = opendir_at(dirfd);
+	if (!d)
 		return -1;
-	DIR *d = fdopendir(dupfd);
-	if (!d) {
-		close(dupfd);
-		return -1;
-	}
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
@@ -47,10 +57,12 @@ static int empty_dir(int topfd, int dirfd, int depth, unsigned *moved)
 			continue;
 		}
 		if (depth >= RMTREE_MAX_DEPTH) {
-			char name[32];
-			snprintf(name, sizeof(name), ".deep-%u", (*moved)++);
+			/* The inode number keeps the name unique among earlier moves. */
+			char name[48];
+			snprintf(name, sizeof(name), ".deep-%llu", (unsigned long long)e->d_ino);
 			if (renameat(dirfd, e->d_name, topfd, name) != 0)
 				rc = -1;
+			(*moved)++;
 			continue;
 		}
 		int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -64,7 +76,7 @@ static int empty_dir(int topfd, int dirfd, int depth, unsigned *moved)
 			continue;
 		}
 		if (fchmod(sub, 0700) != 0) { /* unlinkat reports what stays */ }
-		if (rmtree_fd(topfd, sub, depth + 1, moved) != 0)
+		if (empty_dir(topfd, sub, depth + 1, moved) != 0)
 			rc = -1;
 		close(sub);
 		if (unlinkat(dirfd, e->d_name, AT_REMOVEDIR) != 0 && errno != ENOENT)
@@ -72,11 +84,6 @@ static int empty_dir(int topfd, int dirfd, int depth, unsigned *moved)
 	}
 	closedir(d);
 	return rc;
-}
-
-static int rmtree_fd(int topfd, int dirfd, int depth, unsigned *moved)
-{
-	return empty_dir(topfd, dirfd, depth, moved);
 }
 
 int ows__rmtree_at(int parentfd, const char *name)
@@ -95,7 +102,7 @@ int ows__rmtree_at(int parentfd, const char *name)
 	/* Trees deeper than the limit were moved up; go round until none is left. */
 	for (int round = 0; round < 1000; round++) {
 		unsigned before = moved;
-		rc = rmtree_fd(fd, fd, 0, &moved);
+		rc = empty_dir(fd, fd, 0, &moved);
 		if (moved == before)
 			break;
 	}
@@ -132,37 +139,25 @@ static int open_root(const char *root, uid_t owner, mode_t mode, ows_error *err)
 /* Removes session folders whose host no longer holds their lock. */
 static void remove_stale(int rootfd)
 {
-	int dupfd = dup(rootfd);
-	if (dupfd < 0)
+	DIR *d = opendir_at(rootfd);
+	if (!d)
 		return;
-	DIR *d = fdopendir(dupfd);
-	if (!d) {
-		close(dupfd);
-		return;
-	}
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-		if (e->d_name[0] == '.' || n > 64)
+		if (e->d_name[0] == '.' && (e->d_name[1] == '\0' || e->d_name[1] == '.'))
 			continue;
-		char lock[80];
-		bool is_lock = n > 5 && strcmp(e->d_name + n - 5, ".lock") == 0;
-		if (is_lock)
-			snprintf(lock, sizeof(lock), "%s", e->d_name);
-		else
-			snprintf(lock, sizeof(lock), "%s.lock", e->d_name);
-		int lfd = openat(rootfd, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) != 0) {
-			close(lfd); /* alive */
+		int fd = openat(rootfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			unlinkat(rootfd, e->d_name, 0); /* not a folder: nothing of ours */
 			continue;
 		}
-		char dir[80];
-		snprintf(dir, sizeof(dir), "%.*s", (int)(is_lock ? n - 5 : n), e->d_name);
-		ows__rmtree_at(rootfd, dir);
-		if (lfd >= 0) {
-			unlinkat(rootfd, lock, 0);
-			close(lfd);
-		}
+		struct stat st;
+		/* A folder still being built is young; leave it to its builder. */
+		bool building = e->d_name[0] == '.' && fstat(fd, &st) == 0 &&
+				st.st_mtime > time(NULL) - 60;
+		if (!building && flock(fd, LOCK_EX | LOCK_NB) == 0)
+			ows__rmtree_at(rootfd, e->d_name);
+		close(fd);
 	}
 	closedir(d);
 }
@@ -170,6 +165,7 @@ static void remove_stale(int rootfd)
 int ows__private_create(ows__private *pv, const char *base, const char *id, uid_t uid,
 			gid_t gid, ows_error *err)
 {
+	static const char *const subdirs[] = {"home", "tmp", "cache"};
 	memset(pv, 0, sizeof(*pv));
 	pv->lock_fd = -1;
 	uid_t me = geteuid();
@@ -182,56 +178,40 @@ int ows__private_create(ows__private *pv, const char *base, const char *id, uid_
 		return rootfd;
 	remove_stale(rootfd);
 
-	int rc;
-	char lock[64];
-	snprintf(lock, sizeof(lock), "%s.lock", id);
-	/* Created locked, then linked, so no cleaner ever sees it unlocked. */
-	int lfd = openat(rootfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	char proc[64];
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", lfd);
-	if (lfd < 0 || flock(lfd, LOCK_EX) != 0 ||
-	    linkat(AT_FDCWD, proc, rootfd, lock, AT_SYMLINK_FOLLOW) != 0) {
-		rc = ows__fail_sys(err, pv->root, NULL, "cannot create the session's lock");
-		if (lfd >= 0)
-			close(lfd);
-		close(rootfd);
-		return rc;
-	}
-	pv->lock_fd = lfd;
+	int rc = 0;
+	char building[80];
+	snprintf(building, sizeof(building), ".new-%s", id);
 	if (!(pv->dir = ows__asprintf(err, "%s/%s", pv->root, id))) {
-		rc = OWS_ENOMEM;
+		close(rootfd);
+		return OWS_ENOMEM;
+	}
+	int dfd = -1;
+	if (mkdirat(rootfd, building, 0700) != 0 ||
+	    (dfd = openat(rootfd, building, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    flock(dfd, LOCK_EX) != 0) {
+		rc = ows__fail_sys(err, pv->dir, "check that the folder is writable",
+				   "cannot create the private folder");
 		goto fail;
 	}
-	if (mkdirat(rootfd, id, 0700) != 0) {
-		rc = ows__fail_sys(err, pv->dir, NULL, "cannot create the private folder");
-		goto fail;
-	}
-	int dfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		rc = ows__fail_sys(err, pv->dir, NULL, "cannot open the private folder");
-		goto fail;
-	}
-	static const char *const subdirs[] = {"home", "tmp", "cache"};
-	rc = 0;
-	for (size_t i = 0; i < OWS__ARRAY_LEN(subdirs) && rc == 0; i++) {
+	for (size_t i = 0; i < OWS__ARRAY_LEN(subdirs) && rc == 0; i++)
 		if (mkdirat(dfd, subdirs[i], 0700) != 0 ||
 		    (uid != me && fchownat(dfd, subdirs[i], uid, gid, AT_SYMLINK_NOFOLLOW) != 0))
 			rc = ows__fail_sys(err, pv->dir, NULL, "cannot create %s in the private folder",
 					   subdirs[i]);
-	}
 	if (rc == 0 && uid != me && fchown(dfd, uid, gid) != 0)
 		rc = ows__fail_sys(err, pv->dir, NULL, "cannot hand the private folder over");
-	close(dfd);
+	if (rc == 0 && renameat(rootfd, building, rootfd, id) != 0)
+		rc = ows__fail_sys(err, pv->dir, NULL, "cannot move the private folder into place");
 	if (rc < 0)
 		goto fail;
+	pv->lock_fd = dfd;
 	close(rootfd);
 	return 0;
 fail:
-	ows__rmtree_at(rootfd, id);
-	unlinkat(rootfd, lock, 0);
+	ows__rmtree_at(rootfd, building);
+	if (dfd >= 0)
+		close(dfd);
 	close(rootfd);
-	close(pv->lock_fd);
-	pv->lock_fd = -1;
 	free(pv->dir);
 	pv->dir = NULL;
 	return rc;
@@ -244,12 +224,9 @@ int ows__private_remove(ows__private *pv, ows_error *err)
 		int rootfd = open(pv->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (rootfd >= 0) {
 			const char *id = strrchr(pv->dir, '/') + 1;
-			char lock[80];
-			snprintf(lock, sizeof(lock), "%s.lock", id);
 			if (ows__rmtree_at(rootfd, id) != 0)
 				rc = ows__fail_sys(err, pv->dir, "remove it by hand",
 						   "cannot remove the private folder completely");
-			unlinkat(rootfd, lock, 0);
 			close(rootfd);
 			/* The per-user root goes too once no session uses it. */
 			rmdir(pv->root);

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Spawn cost of a command behind the wall, side by side with its peers, in
+# one run: /bin/true alone, `owsbx run` (landlock, none and open), bubblewrap
+# with everything unshared, and firejail.  Prints medians and ratios.
+#
+# Run as root it measures as `nobody` (setpriv), the way a person would run
+# it; nothing is installed or left behind.
+set -eu
+cd "$(dirname "$0")/.."
+command -v hyperfine >/dev/null || { echo "bench: needs hyperfine (make deps)" >&2; exit 1; }
+[ -x ./owsbx ] || { echo "bench: build first (make)" >&2; exit 1; }
+
+tmp=$(mktemp -d /tmp/owsbench.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
+cp owsbx "$tmp/owsbx"
+as=""
+if [ "$(id -u)" -eq 0 ]; then
+	as="setpriv --reuid=65534 --regid=65534 --clear-groups --"
+fi
+runs=${BENCH_RUNS:-60}
+
+set -- \
+	-n "/bin/true" "$as /bin/true" \
+	-n "owsbx run (landlock, none)" "$as $tmp/owsbx run -- /bin/true" \
+	-n "owsbx run (landlock, open)" "$as $tmp/owsbx run --net open -- /bin/true" \
+	-n "bwrap --unshare-all" "$as bwrap --unshare-all --die-with-parent --ro-bind / / /bin/true"
+if command -v firejail >/dev/null && $as firejail --quiet --noprofile /bin/true 2>/dev/null; then
+	set -- "$@" -n "firejail --noprofile" "$as firejail --quiet --noprofile /bin/true"
+fi
+
+hyperfine -N --style none --warmup 5 --runs "$runs" --export-json "$tmp/spawn.json" "$@" >/dev/null
+
+python3 - "$tmp/spawn.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+med = {r["command"]: r["median"] * 1000 for r in rows}
+bwrap = med.get("bwrap --unshare-all")
+true = med["/bin/true"]
+print("spawn cost, median of %d runs each (ms)" % len(rows[0]["times"]))
+print("%-30s %9s %10s %10s" % ("command", "median", "vs true", "vs bwrap"))
+for name, ms in med.items():
+    print("%-30s %9.2f %9.2fx %9.2fx" % (name, ms, ms / true, ms / bwrap if bwrap else float("nan")))
+ours = med["owsbx run (landlock, none)"]
+print("goal: owsbx run no slower than bwrap: %s (%.2fx)" % ("met" if ours <= bwrap else "NOT met", ours / bwrap))
+PY

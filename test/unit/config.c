@@ -1,0 +1,58 @@
+/* The machine's config: INI, unknown keys and bad values refused with the line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "tap.h"
+
+static char path[] = "/tmp/owstest-config-XXXXXX";
+
+static int load(const char *text, ows_config **c, ows_error *err)
+{
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	ows_error_clear(err);
+	return ows_config_load(path, c, err);
+}
+
+int main(void)
+{
+	ows_error err;
+	ows_config *c = NULL;
+	int fd = mkstemp(path);
+	ok(fd >= 0, "temp file");
+	close(fd);
+
+	is_int(load("[sandbox]\nprovider = direct\nnetwork = open\nhosts = a.example:443, b.example\n"
+		    "private_root = /var/tmp\n[landlock]\nroot_runs_as = daemon\n"
+		    "[account]\nclosed_user = owstest_c\n", &c, &err), 0, "a full config loads");
+	is_str(c->provider, "direct", "provider");
+	is_int(c->net, OWS_NET_OPEN, "network");
+	is_int((int)c->hosts.len, 2, "two hosts");
+	is_str(c->hosts.v[1], "b.example", "hosts split on commas");
+	is_str(c->private_root, "/var/tmp", "private_root");
+	is_str(c->root_runs_as, "daemon", "root_runs_as");
+	is_str(c->closed_user, "owstest_c", "closed_user");
+	is_str(c->open_user, "owsandbox-open", "unset keys keep their defaults");
+	is_str(ows_config_path(c), path, "it says which file it read");
+	ows_config_free(c);
+
+	is_int(load("[sandbox]\ncolour = blue\n", &c, &err), OWS_ECONFIG, "unknown key refused");
+	ok(strstr(err.what, "colour") != NULL, "the error names it");
+	is_int(load("[sandbox]\nnetwork = maybe\n", &c, &err), OWS_ECONFIG, "bad value refused");
+	is_int(load("[sandbox]\nprivate_root = relative\n", &c, &err), OWS_ECONFIG,
+	       "relative private_root refused");
+	is_int(load("[account]\nclosed_user = ../x\n", &c, &err), OWS_ECONFIG, "unsafe account name refused");
+	is_int(load("[sandbox]\nthis is not ini\n", &c, &err), OWS_ECONFIG, "syntax error refused");
+	ok(strstr(err.where, "line 2") != NULL, "at line 2");
+	ok(c == NULL, "nothing returned on error");
+
+	ows_error_clear(&err);
+	is_int(ows_config_load("/nonexistent/owstest.ini", &c, &err), OWS_ECONFIG,
+	       "a missing named file is an error");
+	unlink(path);
+	return done_testing();
+}
