@@ -35,6 +35,7 @@ CLI_SRCS = $(sort $(wildcard cli/*.c))
 CLI_OBJS = $(CLI_SRCS:%.c=build/%.o)
 UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
+EXAMPLE_BINS = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all deps check check-unit check-sh bench install uninstall clean
 all: libowsandbox.a owsbx
@@ -55,30 +56,33 @@ build/test/%: test/unit/%.c test/unit/tap.h libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itest/unit $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)
 
+build/examples/%: examples/%.c libowsandbox.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)
+
 deps:
 	scripts/install-deps.sh
 
-check: all $(UNIT_BINS)
+check: all $(UNIT_BINS) $(EXAMPLE_BINS)
 	test/run.sh
 
 bench: all
 	bench/run.sh
 
-owsandbox.pc: owsandbox.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
-	    -e 's|@VERSION@|$(shell sed -n 's/^#define OWS_VERSION "\(.*\)"/\1/p' include/owsandbox.h)|' \
-	    -e 's|@LIBS@|$(DEP_LIBS)|' $< > $@
-
-install: all owsandbox.pc
+# The pkg-config file is written for the PREFIX of this install, never cached.
+install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PCDIR)
 	install -m 0644 libowsandbox.a $(DESTDIR)$(LIBDIR)/
 	install -m 0644 include/owsandbox.h $(DESTDIR)$(INCDIR)/
 	install -m 0755 owsbx $(DESTDIR)$(BINDIR)/
-	install -m 0644 owsandbox.pc $(DESTDIR)$(PCDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	    -e 's|@VERSION@|$(shell sed -n 's/^#define OWS_VERSION "\(.*\)"/\1/p' include/owsandbox.h)|' \
+	    -e 's|@LIBS@|$(DEP_LIBS)|' owsandbox.pc.in > $(DESTDIR)$(PCDIR)/owsandbox.pc
+	chmod 0644 $(DESTDIR)$(PCDIR)/owsandbox.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libowsandbox.a $(DESTDIR)$(INCDIR)/owsandbox.h \
 	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc
 
 clean:
-	rm -rf build libowsandbox.a owsbx owsandbox.pc
+	rm -rf build libowsandbox.a owsbx

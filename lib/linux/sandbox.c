@@ -440,8 +440,38 @@ static int plan_system(struct ows__plan *p, struct landlock_impl *li, ows_error 
 	return rc;
 }
 
-static int plan_folders(struct ows__plan *p, const ows_policy *policy, const char *private_dir,
-			ows_error *err)
+/*
+ * What git runs by itself stays read-only in a read-write repository: hooks
+ * and the config (core.hooksPath, core.fsmonitor) would otherwise let the
+ * agent leave code that the person's own git runs later, outside the wall.
+ */
+static int plan_git_guard(struct ows__plan *p, struct landlock_impl *li, const char *folder,
+			  ows_error *err)
+{
+	static const struct { const char *leaf; bool is_file; } guarded[] = {
+		{"/.git/hooks", false},
+		{"/.git/config", true},
+	};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(guarded); i++) {
+		char path[4096];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s%s", folder, guarded[i].leaf);
+		if (lstat(path, &st) != 0 ||
+		    (guarded[i].is_file ? !S_ISREG(st.st_mode) : !S_ISDIR(st.st_mode)))
+			continue;
+		const char *k = keep(li, path, err);
+		if (!k)
+			return OWS_ENOMEM;
+		int rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = k, .dst = k,
+						       .is_file = guarded[i].is_file}, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int plan_folders(struct ows__plan *p, struct landlock_impl *li, const ows_policy *policy,
+			const char *private_dir, ows_error *err)
 {
 	static const char *const forbidden[] = {"/proc", "/sys", "/dev"};
 	const uint64_t all = ows__landlock_fs_all(p->abi);
@@ -457,6 +487,8 @@ static int plan_folders(struct ows__plan *p, const ows_policy *policy, const cha
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = f->path, .dst = f->path, .rw = rw}, err);
 		if (rc == 0)
 			rc = add_rule(p, f->path, rw ? all : OWS_LL_FS_READ, err);
+		if (rc == 0 && rw)
+			rc = plan_git_guard(p, li, f->path, err);
 	}
 	if (rc == 0)
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = private_dir, .dst = private_dir,
@@ -719,7 +751,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	if ((rc = ows__private_create(&li->pv, base, s->id, p->uid, p->gid, err)) < 0)
 		goto fail;
 	if ((rc = plan_system(p, li, err)) < 0 ||
-	    (rc = plan_folders(p, policy, li->pv.dir, err)) < 0)
+	    (rc = plan_folders(p, li, policy, li->pv.dir, err)) < 0)
 		goto fail;
 	qsort(p->mounts, (size_t)p->nmounts, sizeof(p->mounts[0]), cmp_mount);
 	if ((rc = plan_skeleton(p, li, err)) < 0)

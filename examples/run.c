@@ -1,0 +1,58 @@
+/*
+ * A host that links libowsandbox: opens a session on the folders named on
+ * the command line (read-write), runs one command in it, prints the proof
+ * and the events, and passes the command's status on.
+ *
+ *   cc examples/run.c $(pkg-config --cflags --libs --static owsandbox)
+ *   ./a.out /home/me/project -- make test
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <owsandbox.h>
+
+static void print_event(void *ctx, const char *json)
+{
+	fprintf(stderr, "event %s\n", json);
+}
+
+int main(int argc, char **argv)
+{
+	ows_error err;
+	ows_error_clear(&err);
+	ows_policy *policy;
+	if (ows_policy_new(&policy, &err) < 0)
+		return 70;
+	int i = 1;
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (ows_policy_add_folder(policy, argv[i], OWS_ACCESS_RW, &err) < 0) {
+			fprintf(stderr, "%s: %s\n  %s\n", err.what, err.where, err.hint);
+			return 2;
+		}
+	if (i + 1 >= argc) {
+		fprintf(stderr, "usage: %s FOLDER... -- COMMAND...\n", argv[0]);
+		return 2;
+	}
+
+	ows_session_options so;
+	ows_session_options_init(&so);
+	so.on_event = print_event;
+	ows_session *s;
+	if (ows_session_open(policy, NULL, &so, &s, &err) < 0) {
+		fprintf(stderr, "refused: %s: %s\n  %s\n", err.what, err.where, err.hint);
+		return 70;
+	}
+	printf("proof: %s\n", ows_session_proof_json(s));
+
+	ows_proc *proc;
+	int code = 71;
+	if (ows_session_spawn(s, (const char *const *)argv + i + 1, NULL, &proc, &err) == 0) {
+		ows_proc_wait(proc, -1, &code, &err);
+		ows_proc_free(proc);
+	} else {
+		fprintf(stderr, "%s: %s\n", err.what, err.where);
+	}
+	ows_session_close(s, NULL);
+	ows_policy_free(policy);
+	return code;
+}
