@@ -8,6 +8,7 @@
 #include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,6 +68,19 @@ static const char *errname(int e)
 {
 	const char *n = strerrorname_np(e);
 	return n ? n : "E?";
+}
+
+/*
+ * Commands and the proof start with CLONE_VM | CLONE_VFORK: init's memory
+ * (a copy of the host's, possibly large) is not copied for a child that is
+ * about to exec, and init sleeps until it has.  One child at a time, so one
+ * stack serves them all.
+ */
+static char child_stack[64 * 1024] __attribute__((aligned(16)));
+
+static pid_t start_child(int (*fn)(void *), void *arg)
+{
+	return clone(fn, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
 }
 
 /* ------------------------------------------------------------ init: setup */
@@ -301,6 +315,12 @@ static void proof_files(proof *pr, const struct ows__plan *p)
 			close(fd);
 		check_set(c, fd < 0, fd < 0 ? "reading a planted file refused" : "planted file readable", e);
 	}
+	for (char *const *e = p->envp; e && *e; e++)
+		if (strncmp(*e, "HOME=", 5) == 0) {
+			ows__check *h = check_new(pr, "private home writable", *e + 5);
+			int he = try_create(*e + 5);
+			check_set(h, he == 0, he ? "cannot write" : "wrote and removed a file", he);
+		}
 	ows__check *c = check_new(pr, "system read-only", "/usr");
 	int e = try_create("/usr");
 	check_set(c, e != 0, e ? "write refused" : "/usr is writable", e);
@@ -395,15 +415,17 @@ static void run_proof(const struct ows__plan *p)
 		 offsetof(struct ows__proof_msg, checks) + pr.msg.n * sizeof(ows__check));
 }
 
+static int proof_child(void *arg)
+{
+	run_proof(arg);
+	_exit(0);
+}
+
 void ows__init_prove(const struct ows__plan *p)
 {
-	pid_t probe = fork();
+	pid_t probe = start_child(proof_child, (void *)p);
 	if (probe < 0)
-		ows__init_die(p, "fork the proof", NULL);
-	if (probe == 0) {
-		run_proof(p);
-		_exit(0);
-	}
+		ows__init_die(p, "start the proof", NULL);
 	int st;
 	while (waitpid(probe, &st, 0) < 0 && errno == EINTR)
 		;
@@ -454,6 +476,10 @@ struct request {
 	char **argv;
 	char **envp;
 	const char *cwd;
+	void *data;      /* the request's mappings, for unmap_request() */
+	size_t data_len;
+	void *vec;
+	size_t vec_len;
 };
 
 /* Lays argv and envp out of the request memfd: u32 argc, u32 envc, then strings. */
@@ -466,6 +492,8 @@ static int map_request(int memfd, struct request *rq)
 	char *data = mmap(NULL, size, PROT_READ, MAP_PRIVATE, memfd, 0);
 	if (data == MAP_FAILED)
 		return errno;
+	rq->data = data;
+	rq->data_len = size;
 	uint32_t argc, envc;
 	memcpy(&argc, data, 4);
 	memcpy(&envc, data + 4, 4);
@@ -475,6 +503,8 @@ static int map_request(int memfd, struct request *rq)
 	char **v = mmap(NULL, vsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (v == MAP_FAILED)
 		return errno;
+	rq->vec = v;
+	rq->vec_len = vsize;
 	char *s = data + 8, *end = data + size;
 	size_t k = 0;
 	for (uint32_t i = 0; i < argc + envc + 1; i++) {
@@ -496,37 +526,44 @@ static int map_request(int memfd, struct request *rq)
 	return 0;
 }
 
-static __attribute__((noreturn)) void command_child(int memfd, const int stdio[3], int errpipe)
+static void unmap_request(struct request *rq)
 {
-	struct { int32_t err; char stage[12]; } report = {0};
-	struct request rq = {0};
+	if (rq->data)
+		munmap(rq->data, rq->data_len);
+	if (rq->vec)
+		munmap(rq->vec, rq->vec_len);
+	rq->data = rq->vec = NULL;
+}
+
+struct command {
+	struct request rq;
+	const int *stdio;
+	int32_t err;      /* written by the child when it fails before exec */
+	char stage[12];
+};
+
+static int command_child(void *arg)
+{
+	struct command *c = arg;
 	sigset_t none;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setsid();
-	if ((report.err = map_request(memfd, &rq))) {
-		strcpy(report.stage, "request");
-		goto fail;
-	}
 	for (int i = 0; i < 3; i++)
-		if (dup2(stdio[i], i) < 0) {
-			report.err = errno;
-			strcpy(report.stage, "stdio");
-			goto fail;
+		if (dup2(c->stdio[i], i) < 0) {
+			c->err = errno;
+			strcpy(c->stage, "stdio");
+			_exit(127);
 		}
-	/* Everything else closes at exec; errpipe tells init whether exec happened. */
-	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
-	if (chdir(rq.cwd) != 0) {
-		report.err = errno;
-		strcpy(report.stage, "cwd");
-		goto fail;
-	}
-	report.err = exec_path(rq.argv, rq.envp);
-	strcpy(report.stage, "exec");
-fail:
-	if (write(errpipe, &report, sizeof(report)) < 0)
+	syscall(SYS_close_range, 3, ~0U, 0);
+	if (chdir(c->rq.cwd) != 0) {
+		c->err = errno;
+		strcpy(c->stage, "cwd");
 		_exit(127);
+	}
+	c->err = exec_path(c->rq.argv, c->rq.envp);
+	strcpy(c->stage, "exec");
 	_exit(127);
 }
 
@@ -534,11 +571,11 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 			 struct child *children)
 {
 	struct ows__msg reply = {.type = OWS_MSG_SPAWN_FAIL, .id = m->id, .err = EINVAL};
+	struct command c = {.stdio = fds + 1};
 	int slot = -1;
 	for (int i = 0; i < OWS_INIT_MAX_PROCS && slot < 0; i++)
 		if (children[i].pid == 0)
 			slot = i;
-	int pipefd[2] = {-1, -1};
 	if (nfds != 4) {
 		ows__buf_add(reply.text, sizeof(reply.text), "request");
 		goto out;
@@ -548,33 +585,22 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 		ows__buf_add(reply.text, sizeof(reply.text), "too many commands at once");
 		goto out;
 	}
-	if (pipe2(pipefd, O_CLOEXEC) != 0) {
-		reply.err = errno;
-		ows__buf_add(reply.text, sizeof(reply.text), "pipe");
+	if ((reply.err = map_request(fds[0], &c.rq))) {
+		unmap_request(&c.rq);
+		ows__buf_add(reply.text, sizeof(reply.text), "request");
 		goto out;
 	}
-	pid_t pid = fork();
+	pid_t pid = start_child(command_child, &c);
+	unmap_request(&c.rq);
 	if (pid < 0) {
 		reply.err = errno;
 		ows__buf_add(reply.text, sizeof(reply.text), "fork");
 		goto out;
 	}
-	if (pid == 0) {
-		close(pipefd[0]);
-		close(p->ctl);
-		command_child(fds[0], fds + 1, pipefd[1]);
-	}
-	close(pipefd[1]);
-	pipefd[1] = -1;
-	struct { int32_t err; char stage[12]; } report;
-	ssize_t n;
-	do
-		n = read(pipefd[0], &report, sizeof(report));
-	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof(report)) {
-		reply.err = report.err;
-		report.stage[sizeof(report.stage) - 1] = '\0';
-		ows__buf_add(reply.text, sizeof(reply.text), report.stage);
+	if (c.err) {
+		reply.err = c.err;
+		c.stage[sizeof(c.stage) - 1] = '\0';
+		ows__buf_add(reply.text, sizeof(reply.text), c.stage);
 		int st;
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
@@ -585,10 +611,6 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 		children[slot].id = m->id;
 	}
 out:
-	if (pipefd[0] >= 0)
-		close(pipefd[0]);
-	if (pipefd[1] >= 0)
-		close(pipefd[1]);
 	for (int i = 0; i < nfds; i++)
 		close(fds[i]);
 	ows__init_send(p->ctl, &reply, sizeof(reply));

@@ -82,6 +82,8 @@ struct ows__plan {
 	socklen_t abstract_len;
 	char *const *envp;
 
+	const char *private_dir;     /* made by init on the sandbox's /tmp when set */
+
 	int ctl;                     /* init's end of the control socket */
 };
 

@@ -228,6 +228,31 @@ static void build_root(struct ows__plan *p)
 		ows__init_die(p, "remount / read-only", "/");
 }
 
+/*
+ * The private folder on the sandbox's own /tmp (a tmpfs of this mount
+ * namespace): nothing touches the disk, and it is gone with the namespace,
+ * also when the host is killed.
+ */
+static void make_private(const struct ows__plan *p)
+{
+	static const char *const leaves[] = {"", "/home", "/tmp", "/cache"};
+	char buf[4096];
+	/* /tmp/owsandbox-<uid>/<id>: the parent first, then the folder and its three. */
+	buf[0] = '\0';
+	ows__buf_add(buf, sizeof(buf), p->private_dir);
+	char *slash = strrchr(buf, '/');
+	*slash = '\0';
+	if (mkdir(buf, 0700) != 0 || (!p->userns && chown(buf, p->uid, p->gid) != 0))
+		ows__init_die(p, "mkdir", buf);
+	for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+		buf[0] = '\0';
+		ows__buf_add(buf, sizeof(buf), p->private_dir);
+		ows__buf_add(buf, sizeof(buf), leaves[i]);
+		if (mkdir(buf, 0700) != 0 || (!p->userns && chown(buf, p->uid, p->gid) != 0))
+			ows__init_die(p, "mkdir", buf);
+	}
+}
+
 static __attribute__((noreturn)) void init_main(struct ows__plan *p)
 {
 	/* Dispositions the host ignored (SIGPIPE, often) would survive exec. */
@@ -248,6 +273,8 @@ static __attribute__((noreturn)) void init_main(struct ows__plan *p)
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		ows__init_die(p, "set non-dumpable", NULL);
 	build_root(p);
+	if (p->private_dir)
+		make_private(p);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int i = 0; null >= 0 && i < 3; i++)
 		dup2(null, i);
@@ -490,11 +517,13 @@ static int plan_folders(struct ows__plan *p, struct landlock_impl *li, const ows
 		if (rc == 0 && rw)
 			rc = plan_git_guard(p, li, f->path, err);
 	}
-	if (rc == 0)
-		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = private_dir, .dst = private_dir,
-					       .rw = true}, err);
-	if (rc == 0)
-		rc = add_rule(p, private_dir, all, err);
+	/* A private folder on disk is bound in; one on the sandbox's /tmp is made there. */
+	if (rc == 0 && private_dir) {
+		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = private_dir,
+						   .dst = private_dir, .rw = true}, err);
+		if (rc == 0)
+			rc = add_rule(p, private_dir, all, err);
+	}
 	return rc;
 }
 
@@ -658,7 +687,9 @@ static int probes_open(struct probes *pb, struct ows__plan *p, struct landlock_i
 			pb->canary = NULL;
 		}
 	}
-	pb->unix_path = ows__asprintf(err, "%s/%s.sock", li->pv.root, id);
+	/* Beside the private folder: a place the sandbox has no view of. */
+	pb->unix_path = ows__asprintf(err, "%s/.owsandbox-probe-%s.sock",
+				      li->pv.root ? li->pv.root : "/tmp", id);
 	if (!pb->unix_path)
 		return OWS_ENOMEM;
 	size_t n = strlen(pb->unix_path);
@@ -747,19 +778,32 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	    (rc = plan_identity(p, policy, config, li, &home, &user, err)) < 0)
 		goto fail;
 	p->home = home;
-	const char *base = config->private_root ? config->private_root : "/tmp";
-	if ((rc = ows__private_create(&li->pv, base, s->id, p->uid, p->gid, err)) < 0)
-		goto fail;
+	/* By default the private folder lives on the sandbox's own /tmp; a
+	 * configured private_root puts it on disk, for caches larger than memory. */
+	const char *priv;
+	if (config->private_root) {
+		rc = ows__private_create(&li->pv, config->private_root, s->id, p->uid, p->gid, err);
+		if (rc < 0)
+			goto fail;
+		priv = li->pv.dir;
+	} else {
+		char path[128];
+		snprintf(path, sizeof(path), "/tmp/owsandbox-%u/%s", (unsigned)p->uid, s->id);
+		if (!(priv = p->private_dir = keep(li, path, err))) {
+			rc = OWS_ENOMEM;
+			goto fail;
+		}
+	}
 	if ((rc = plan_system(p, li, err)) < 0 ||
-	    (rc = plan_folders(p, li, policy, li->pv.dir, err)) < 0)
+	    (rc = plan_folders(p, li, policy, config->private_root ? priv : NULL, err)) < 0)
 		goto fail;
 	qsort(p->mounts, (size_t)p->nmounts, sizeof(p->mounts[0]), cmp_mount);
 	if ((rc = plan_skeleton(p, li, err)) < 0)
 		goto fail;
 
-	char *priv_home = ows__asprintf(err, "%s/home", li->pv.dir);
-	char *priv_tmp = ows__asprintf(err, "%s/tmp", li->pv.dir);
-	char *priv_cache = ows__asprintf(err, "%s/cache", li->pv.dir);
+	char *priv_home = ows__asprintf(err, "%s/home", priv);
+	char *priv_tmp = ows__asprintf(err, "%s/tmp", priv);
+	char *priv_cache = ows__asprintf(err, "%s/cache", priv);
 	ows__env_spec spec = {.home = priv_home, .tmp = priv_tmp, .cache = priv_cache,
 			      .user = user, .provider = "landlock",
 			      .host_env = (const char *const *)environ};
@@ -800,8 +844,8 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	probes_close(&pb);
 	if (rc < 0)
 		goto fail;
+	s->private_dir = ows__strdup(priv, err);
 	ows__strv_free(&li->strings);
-	s->private_dir = ows__strdup(li->pv.dir, err);
 	if (!s->private_dir) {
 		rc = OWS_ENOMEM;
 		goto fail;
