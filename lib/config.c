@@ -6,7 +6,7 @@
  *   provider = landlock          ; landlock | account | direct
  *   network = none               ; none | open | allowlist
  *   hosts = github.com:443, pypi.org
- *   private_root = /tmp          ; per-session private folders go under here
+ *   private_root = /var/tmp      ; private folders on disk here (default: the sandbox's own /tmp)
  *   state_dir = /var/lib/owsandbox
  *
  *   [landlock]

@@ -91,7 +91,7 @@ struct ows_config {
 	char *provider;      /* default provider */
 	ows_net net;         /* default network mode */
 	ows__strv hosts;     /* machine's allow-list hosts */
-	char *private_root;  /* where per-session private folders go; NULL: /tmp */
+	char *private_root;  /* per-session private folders on disk here; NULL: the sandbox's own /tmp */
 	char *state_dir;     /* account provider: record, journal */
 	char *root_runs_as;  /* landlock provider under a root host */
 	/* [account]: what setup creates and the account provider uses */
