@@ -37,8 +37,14 @@ UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
 EXAMPLE_BINS = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 
-.PHONY: all deps check check-unit check-sh bench install uninstall clean
+.PHONY: all deps check bench install uninstall clean shared
 all: libowsandbox.a owsbx
+
+# For hosts that load the library at run time (Python's ctypes): the same
+# objects, only the public ows_* names exported.
+shared: libowsandbox.so
+libowsandbox.so: $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libowsandbox.so.0 -o $@ $^ $(DEP_LIBS)
 
 build/%.o: %.c include/owsandbox.h lib/internal.h $(wildcard lib/$(OS)/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
@@ -63,7 +69,7 @@ build/examples/%: examples/%.c libowsandbox.a
 deps:
 	scripts/install-deps.sh
 
-check: all $(UNIT_BINS) $(EXAMPLE_BINS)
+check: all shared $(UNIT_BINS) $(EXAMPLE_BINS)
 	test/run.sh
 
 bench: all
@@ -85,4 +91,4 @@ uninstall:
 	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc
 
 clean:
-	rm -rf build libowsandbox.a owsbx
+	rm -rf build libowsandbox.a libowsandbox.so owsbx

@@ -51,7 +51,6 @@ OWS__HIDDEN int ows__strv_pushf(ows__strv *sv, ows_error *err, const char *fmt, 
 	OWS__PRINTF(3, 4);
 OWS__HIDDEN void ows__strv_free(ows__strv *sv);
 
-#endif /* OWS_INTERNAL_H */
 
 /* ---------------------------------------------------------------- policy */
 
@@ -204,3 +203,5 @@ struct ows_session {
 	bool has_wall_limit;
 	int64_t deadline_ms;     /* wall_seconds limit, enforced by the host */
 };
+
+#endif /* OWS_INTERNAL_H */
