@@ -36,7 +36,7 @@ UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
 .PHONY: all deps check check-unit check-sh bench install uninstall clean
 all: libowsandbox.a owsbx
 
-build/%.o: %.c include/owsandbox.h lib/internal.h $(wildcard lib/$(OS)/*.h) $(wildcard cli/*.h)
+build/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/$(OS)/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
