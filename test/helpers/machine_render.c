@@ -2,6 +2,7 @@
  * Prints what machine setup renders, for golden-file tests:
  *   machine_render nft TABLE UID
  *   machine_render ini-set FILE SECTION KEY VALUE|-     ("-" removes the key)
+ *   machine_render check CONFIG      what ows__machine_check() tells the provider
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,21 @@ int main(int argc, char **argv)
 			rc = ows__ini_set(in, argv[3], argv[4], strcmp(argv[5], "-") ? argv[5] : NULL,
 					  &out, &err);
 		free(in);
+	} else if (argc == 3 && strcmp(argv[1], "check") == 0) {
+		ows_config *config = NULL;
+		struct ows__machine m;
+		rc = ows_config_load(argv[2], &config, &err);
+		if (rc == 0)
+			rc = ows__machine_check(config, &m, &err);
+		ows_config_free(config);
+		if (rc < 0) {
+			printf("%s\t%s\t%s\n", ows_err_name(rc), err.what, err.hint);
+			return 1;
+		}
+		printf("ok closed=%u open=%u group=%u launcher=%s journal=%s proved=%d\n",
+		       (unsigned)m.closed_uid, (unsigned)m.open_uid, (unsigned)m.group_gid, m.launcher,
+		       m.journal_dir, m.proved);
+		return 0;
 	} else {
 		fprintf(stderr, "usage: machine_render nft TABLE UID | ini-set FILE SECTION KEY VALUE\n");
 		return 2;
