@@ -194,6 +194,35 @@ static void find_person(char *buf, size_t len, const char *for_user)
 		snprintf(buf, len, "%s", pw->pw_name);
 }
 
+/*
+ * The record must describe what the config names: a renamed account, group,
+ * table or path would make setup forget what it made, and remove miss it.
+ */
+static int same_names(mctx *m)
+{
+	json_t *r = m->rec;
+	const ows_config *c = m->c;
+	const struct { json_t *o; const char *key, *want, *what; } items[] = {
+		{json_object_get(json_object_get(r, "accounts"), "closed"), "name", c->closed_user,
+		 "closed_user"},
+		{json_object_get(json_object_get(r, "accounts"), "open"), "name", c->open_user,
+		 "open_user"},
+		{json_object_get(r, "group"), "name", c->group, "group"},
+		{json_object_get(r, "launcher"), "path", c->launcher, "launcher"},
+		{json_object_get(r, "nft"), "table", c->nft_table, "nft_table"},
+	};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(items); i++) {
+		const char *had = jstr(items[i].o, items[i].key);
+		if (had && strcmp(had, items[i].want) != 0)
+			return ows__fail(m->err, OWS_ECONFIG, 0, items[i].what,
+					 "put the old name back and run remove first, then set up "
+					 "with the new one",
+					 "the config's %s (%s) is not the one setup recorded (%s)",
+					 items[i].what, items[i].want, had);
+	}
+	return 0;
+}
+
 static int ctx_init(mctx *m, const ows_config *c, const ows_setup_options *o, bool apply,
 		    ows_error *err)
 {
@@ -246,7 +275,7 @@ static int ctx_init(mctx *m, const ows_config *c, const ows_setup_options *o, bo
 			*err = lerr;
 		return rc;
 	}
-	return 0;
+	return same_names(m);
 }
 
 static void ctx_free(mctx *m)

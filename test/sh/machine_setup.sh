@@ -53,7 +53,7 @@ PIDS=""
 cleanup() {
 	for pid in $PIDS; do kill "$pid" 2> /dev/null; done
 	for u in "$C" "$O" "$P"; do getent passwd "$u" > /dev/null && userdel "$u" 2> /dev/null; done
-	for g in "$G" "$C" "$O" "$P"; do getent group "$g" > /dev/null && groupdel "$g" 2> /dev/null; done
+	for g in "$G" "${G}x" "$C" "$O" "$P"; do getent group "$g" > /dev/null && groupdel "$g" 2> /dev/null; done
 	nft list table inet "$TABLE" > /dev/null 2>&1 && nft delete table inet "$TABLE"
 	for f in passwd- group- shadow- gshadow- subuid- subgid-; do
 		[ -e "$SNAP/etc/$f" ] && cp -a "$SNAP/etc/$f" "/etc/$f"
@@ -225,6 +225,11 @@ check "setup again has nothing to change" grep -q "Nothing to change" "$W/out"
 check "setup again leaves the record identical" cmp -s "$STATE/setup.json" "$W/record.1"
 snapshot "$SNAP/s_set2"
 same "setup again changes nothing on the machine" "$SNAP/s_set" "$SNAP/s_set2"
+
+sed "s/^group = $G\$/group = ${G}x/" "$CFG" > "$W/renamed.ini"
+"$OWSBX" machine sandbox setup --config "$W/renamed.ini" $SETUP_ARGS --yes $UNPROVEN > /dev/null 2> "$W/err"
+check "a config that renames what setup recorded is refused" \
+	sh -c "[ $? != 0 ] && grep -q 'not the one setup recorded' '$W/err' && ! getent group ${G}x"
 
 # ------------------------------------------------------ status as a person
 runuser -u "$P" -- "$OWSBX" machine sandbox status --json --config "$CFG" > "$W/pstatus.json" 2> "$W/err"
