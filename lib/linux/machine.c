@@ -1379,6 +1379,15 @@ int ows__machine_check(const ows_config *c, struct ows__machine *out, ows_error 
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "config is NULL");
 	char fix[PATH_MAX + 256];
 	build_fix(fix, sizeof(fix), c, NULL, NULL);
+	/* Only root may have written what the record says, or it says nothing. */
+	struct stat st;
+	char rpath[PATH_MAX];
+	snprintf(rpath, sizeof(rpath), "%s/%s", c->state_dir, OWS__RECORD_FILE);
+	if (lstat(c->state_dir, &st) == 0 &&
+	    (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)))
+		return broken(err, c->state_dir, fix, "the state folder is not root's alone");
+	if (lstat(rpath, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)))
+		return broken(err, rpath, fix, "the setup record is not root's alone");
 	json_t *rec = NULL;
 	ows_error lerr;
 	ows_error_clear(&lerr);
@@ -1426,7 +1435,6 @@ int ows__machine_check(const ows_config *c, struct ows__machine *out, ows_error 
 	m.group_gid = gr->gr_gid;
 	snprintf(m.group, sizeof(m.group), "%s", c->group);
 
-	struct stat st;
 	json_t *l = json_object_get(rec, "launcher");
 	if (!jstr(l, "path") || strcmp(jstr(l, "path"), c->launcher) != 0 ||
 	    lstat(c->launcher, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
