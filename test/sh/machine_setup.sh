@@ -61,7 +61,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+trap 'exit 1' INT TERM HUP PIPE
 
 # Other tests may run at the same time: their throwaway entries ("owstest"
 # without our suffix) are left out of the comparison; everything else counts.
