@@ -46,7 +46,7 @@ shared: libowsandbox.so
 libowsandbox.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libowsandbox.so.0 -o $@ $^ $(DEP_LIBS)
 
-build/%.o: %.c include/owsandbox.h lib/internal.h $(wildcard lib/$(OS)/*.h) $(wildcard cli/*.h)
+build/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/$(OS)/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@

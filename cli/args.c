@@ -11,7 +11,10 @@ void owsbx_usage(FILE *out)
 	      "                 [--env NAME=VALUE]... -- CMD [ARG]...\n"
 	      "       owsbx verify [same options as run, without the command]\n"
 	      "       owsbx report [--json]\n"
-	      "       owsbx machine sandbox setup|status|remove|cleanup\n"
+	      "       owsbx machine sandbox setup [--for-user NAME] [--launcher-source FILE] [--yes]\n"
+	      "       owsbx machine sandbox status [--json]\n"
+	      "       owsbx machine sandbox remove [--yes]\n"
+	      "       owsbx machine sandbox cleanup\n"
 	      "       owsbx version\n"
 	      "\n"
 	      "run exits with the command's status; 70 when the wall could not be set up,\n"
@@ -109,9 +112,29 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 		if (argc < 4 || strcmp(argv[2], "sandbox") != 0)
 			return usage_error(err, NULL, "usage: owsbx machine sandbox setup|status|remove|cleanup");
 		a->machine_verb = argv[3];
-		for (int i = 4; i < argc; i++)
-			if (strcmp(argv[i], "--json") == 0)
+		for (int i = 4; i < argc; i++) {
+			const char *arg = argv[i];
+			const char **slot = NULL;
+			if (strcmp(arg, "--json") == 0)
 				a->json = true;
+			else if (strcmp(arg, "--yes") == 0 || strcmp(arg, "-y") == 0)
+				a->yes = true;
+			else if (strcmp(arg, "--unproven-for-tests") == 0)
+				a->unproven_for_tests = true;
+			else if (strcmp(arg, "--for-user") == 0)
+				slot = &a->for_user;
+			else if (strcmp(arg, "--config") == 0)
+				slot = &a->config_path;
+			else if (strcmp(arg, "--launcher-source") == 0)
+				slot = &a->launcher_source;
+			else
+				return usage_error(err, arg, "unknown option");
+			if (slot) {
+				if (i + 1 >= argc)
+					return usage_error(err, arg, "option needs a value");
+				*slot = argv[++i];
+			}
+		}
 		return 0;
 	}
 

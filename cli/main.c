@@ -163,6 +163,117 @@ static int cmd_report(owsbx_args *a, ows_config *config)
 	return 0;
 }
 
+static void on_progress(void *ctx, const char *step)
+{
+	printf("  - %s\n", step);
+	fflush(stdout);
+}
+
+/* Asks on stdin; no answer (no terminal, end of input) is no. */
+static bool confirm(const char *question)
+{
+	fprintf(stderr, "%s [y/N] ", question);
+	fflush(stderr);
+	char line[64];
+	if (!fgets(line, sizeof(line), stdin)) {
+		fputs("\n(no answer: nothing was changed; pass --yes to apply without asking)\n", stderr);
+		return false;
+	}
+	return line[0] == 'y' || line[0] == 'Y';
+}
+
+/* The built launcher beside this owsbx, when there is one and none was named. */
+static char *default_launcher_source(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 32);
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	strcpy(slash + 1, "owsbx-launch");
+	return access(self, R_OK) == 0 ? strdup(self) : NULL;
+}
+
+static int machine_setup(owsbx_args *a, ows_config *config, ows_setup_options *so)
+{
+	ows_error err;
+	ows_error_clear(&err);
+	char *plan = NULL;
+	if (ows_machine_plan(config, so, &plan, &err) < 0) {
+		print_error(&err);
+		return 1;
+	}
+	json_t *p = json_loads(plan, 0, NULL);
+	ows_free(plan);
+	json_t *changes = json_object_get(p, "changes");
+	size_t i;
+	json_t *v;
+	if (json_array_size(changes)) {
+		printf("Setup will make these changes:\n");
+		json_array_foreach(changes, i, v)
+			printf("  %zu. %s: %s\n", i + 1, json_string_value(json_object_get(v, "item")),
+			       json_string_value(json_object_get(v, "change")));
+	} else {
+		printf("Nothing to change: the machine is set up as recorded.\n");
+	}
+	json_array_foreach(json_object_get(p, "notes"), i, v)
+		printf("  note: %s\n", json_string_value(v));
+	printf("Then: %s.\n", json_string_value(json_object_get(p, "then")));
+	bool blocked = json_is_true(json_object_get(p, "blocked"));
+	bool root = json_is_true(json_object_get(p, "root"));
+	size_t nchanges = json_array_size(changes);
+	json_decref(p);
+	if (blocked) {
+		fprintf(stderr, "owsbx: setup cannot go ahead (see the note above); nothing was changed\n");
+		return 1;
+	}
+	if (root && nchanges && !a->yes && !confirm("Apply these changes?"))
+		return 1;
+	int rc = ows_machine_setup(config, so, &err);
+	if (rc < 0) {
+		print_error(&err);
+		return 1;
+	}
+	printf(so->unproven_for_tests ? "Setup done, UNPROVEN (test run): the machine's config was not changed.\n"
+				      : "Setup done: the wall is proved and the account provider is chosen.\n");
+	return 0;
+}
+
+static int machine_status(owsbx_args *a, ows_config *config)
+{
+	ows_error err;
+	ows_error_clear(&err);
+	char *out = NULL;
+	int rc = ows_machine_status(config, &out, &err);
+	if (rc < 0) {
+		print_error(&err);
+		ows_free(out);
+		return 1;
+	}
+	if (a->json) {
+		puts(out);
+	} else {
+		json_t *j = json_loads(out, 0, NULL);
+		size_t i;
+		json_t *r;
+		json_array_foreach(json_object_get(j, "rows"), i, r) {
+			const char *state = json_string_value(json_object_get(r, "state"));
+			const char *fix = json_string_value(json_object_get(r, "fix"));
+			printf("%-5s %-16s %s\n", strcmp(state, "ok") == 0 ? "ok" : strcmp(state, "fail") == 0 ? "FAIL" : "skip",
+			       json_string_value(json_object_get(r, "item")),
+			       json_string_value(json_object_get(r, "detail")));
+			if (fix)
+				printf("      fix: %s\n", fix);
+		}
+		json_decref(j);
+	}
+	ows_free(out);
+	return rc > 0 ? 1 : 0;
+}
+
 static int cmd_machine(owsbx_args *a, ows_config *config)
 {
 	ows_error err;
@@ -170,20 +281,31 @@ static int cmd_machine(owsbx_args *a, ows_config *config)
 	int rc;
 	ows_setup_options so;
 	ows_setup_options_init(&so);
+	so.for_user = a->for_user;
+	so.progress = on_progress;
+	so.unproven_for_tests = a->unproven_for_tests;
+	char *source = a->launcher_source ? NULL : default_launcher_source();
+	so.launcher_source = a->launcher_source ? a->launcher_source : source;
 	const char *v = a->machine_verb;
-	if (strcmp(v, "setup") == 0)
-		rc = ows_machine_setup(config, &so, &err);
-	else if (strcmp(v, "status") == 0) {
-		char *out = NULL;
-		rc = ows_machine_status(config, &out, &err);
-		if (out)
-			puts(out);
-		ows_free(out);
-	} else if (strcmp(v, "remove") == 0)
+	if (strcmp(v, "setup") == 0) {
+		rc = machine_setup(a, config, &so);
+		free(source);
+		return rc;
+	}
+	free(source);
+	so.launcher_source = NULL;
+	if (strcmp(v, "status") == 0)
+		return machine_status(a, config);
+	if (strcmp(v, "remove") == 0) {
+		if (geteuid() == 0 && !a->yes &&
+		    !confirm("Remove the sandbox setup: undo what the setup record says?"))
+			return 1;
 		rc = ows_machine_remove(config, &so, &err);
-	else if (strcmp(v, "cleanup") == 0)
+		if (rc == 0)
+			printf("Removed: the machine is as it was before setup.\n");
+	} else if (strcmp(v, "cleanup") == 0) {
 		rc = ows_machine_cleanup(config, &err);
-	else {
+	} else {
 		fprintf(stderr, "owsbx: unknown verb: %s\n", v);
 		return OWSBX_EXIT_USAGE;
 	}
@@ -191,7 +313,7 @@ static int cmd_machine(owsbx_args *a, ows_config *config)
 		print_error(&err);
 		return 1;
 	}
-	return rc > 0 ? 1 : 0;
+	return 0;
 }
 
 int main(int argc, char **argv)

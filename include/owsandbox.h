@@ -287,6 +287,18 @@ typedef struct ows_setup_options {
 	const char *for_user; /* the person added to the sandbox group; NULL: the caller */
 	ows_progress_fn progress;
 	void *progress_ctx;
+	/*
+	 * The built setuid launcher (owsbx-launch) that setup installs at the
+	 * config's [account] launcher path, root:group, mode 4750.  NULL keeps
+	 * the installed one; setup fails when there is none yet.  Borrowed.
+	 */
+	const char *launcher_source;
+	/*
+	 * Tests only: skip the proof at the end of setup.  The machine's
+	 * config is then NOT switched to the account provider, the record
+	 * says the wall is unproven, and status reports it as failing.
+	 */
+	int unproven_for_tests;
 } ows_setup_options;
 
 OWS_API void ows_setup_options_init(ows_setup_options *opts);

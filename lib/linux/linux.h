@@ -89,4 +89,58 @@ OWS__HIDDEN int ows__rmtree_at(int dirfd, const char *name);
 /* Checks shared by the report: can this process create user namespaces? */
 OWS__HIDDEN bool ows__userns_works(char *why, size_t why_len);
 
+
+/* ------------------------------------------------- machine setup (account) */
+
+#define OWS__PROXY_PORT_FIRST 47800
+#define OWS__PROXY_PORT_LAST 47899
+
+/*
+ * Runs a system tool: argv[0] absolute, no shell, PATH and LC_ALL fixed, no
+ * inherited descriptor.  `input` (may be NULL) goes to its stdin; *out (may
+ * be NULL) gets its stdout, caller frees.  A non-zero exit is OWS_ESYS with
+ * the tool's stderr in err->what.
+ */
+OWS__HIDDEN int ows__cmd_run(const char *const argv[], const char *input, char **out,
+			     ows_error *err);
+
+/* The closed account's nftables table, in the form `nft list table` prints. */
+OWS__HIDDEN int ows__nft_render(const char *table, uid_t closed_uid, char **out, ows_error *err);
+/* Replaces table inet `table` with `ruleset` (a rendered or listed table), atomically. */
+OWS__HIDDEN int ows__nft_load(const char *table, const char *ruleset, ows_error *err);
+/* `nft list table inet TABLE` into *out; OWS_ENOTFOUND when there is no such table. */
+OWS__HIDDEN int ows__nft_list(const char *table, char **out, ows_error *err);
+/* Deletes table inet `table` if it exists; never touches another table. */
+OWS__HIDDEN int ows__nft_delete(const char *table, ows_error *err);
+
+/*
+ * What the account provider needs from a machine that is set up, taken
+ * from the setup record and checked against the system.
+ */
+struct ows__machine {
+	uid_t closed_uid, open_uid;
+	gid_t closed_gid, open_gid;
+	gid_t group_gid;            /* people allowed to start sandboxes */
+	char closed_user[32], open_user[32], group[32];
+	char launcher[4096];        /* root:group 4750, as recorded */
+	char state_dir[4096];
+	char sandboxes_dir[4096];   /* per-session private folders: 1771 root:group */
+	char journal_dir[4096];     /* grant journal: 1770 root:group */
+	char nft_table[32];
+	bool proved;                /* setup's proof passed */
+};
+
+/*
+ * Checks that the machine is set up as its record says: the record is
+ * there and intact, both accounts exist with the recorded uids, the group
+ * with its gid, the launcher root-owned, group-owned and 4750, the state
+ * folders in place; and that the caller is root or in the group.  Works
+ * without root (the firewall is left to the provider's proof, since nft
+ * cannot be listed by a person).  OWS_ESETUP, with the command that sets
+ * the machine up again in err->hint, when anything is missing or wrong;
+ * OWS_EPERM when the caller is not in the group.  `out` may be NULL.
+ */
+OWS__HIDDEN int ows__machine_check(const ows_config *config, struct ows__machine *out,
+				   ows_error *err);
+
 #endif /* OWS_LINUX_H */
