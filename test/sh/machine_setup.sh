@@ -309,11 +309,19 @@ s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4)
 c,_=s.accept(); c.sendall(b"hello from the sandbox"); c.close()' "$SRV_PORT") &
 PIDS="$PIDS $!"
-sleep 0.5
-r=$("$PY" -c 'import socket,sys
-s=socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5); print(s.recv(100).decode())' "$SRV_PORT" 2>&1)
+# Poll until it listens: a fixed sleep is a race on a loaded machine.
+r=$("$PY" -c 'import socket,sys,time
+for _ in range(100):
+    try:
+        s=socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5); print(s.recv(100).decode()); break
+    except ConnectionRefusedError:
+        time.sleep(0.05)' "$SRV_PORT" 2>&1)
 check "a server the closed account runs answers ($r)" [ "$r" = "hello from the sandbox" ]
 for pid in $PIDS; do kill "$pid" 2> /dev/null; done
+# The account must have no process left before it is deleted below.
+pkill -KILL -u "$CUID" 2> /dev/null
+for pid in $PIDS; do wait "$pid" 2> /dev/null; done
+for _ in $(seq 100); do pgrep -u "$CUID" > /dev/null || break; sleep 0.05; done
 PIDS=""
 
 # ------------------------------------------------- break each item, repair
