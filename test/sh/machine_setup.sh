@@ -281,7 +281,10 @@ IN_PORT=$(free_port 47890 47900)
 SRV_PORT=$(free_port 42000 42999)
 listen "$OUT_PORT"
 [ -n "$IN_PORT" ] && listen "$IN_PORT"
-sleep 0.5
+# Until both listen: polled, not slept.
+for port in $OUT_PORT $IN_PORT; do
+	for _ in $(seq 100); do [ -n "$(ss -Hltn "sport = :$port")" ] && break; sleep 0.05; done
+done
 r=$(as_user "$C" "$TCP" "$OUT_PORT")
 check "closed account: 127.0.0.1:$OUT_PORT refused at once ($r)" \
 	sh -c "echo '$r' | grep -Eq '^refused 0\.[0-9]$'"
