@@ -38,10 +38,49 @@ static int recv_msg(int fd, void *buf, size_t size, int timeout_ms, ows_error *e
 	}
 }
 
+/* Receives one message and at most one descriptor with it (*fd, else -1). */
+static int recv_msg_fd(int sock, void *buf, size_t size, int timeout_ms, int *fd, ows_error *err)
+{
+	*fd = -1;
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+	for (;;) {
+		int r = poll(&pfd, 1, timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return ows__fail_sys(err, "poll", NULL, "cannot wait for the sandbox");
+		if (r == 0)
+			return 0;
+		char cbuf[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = {.iov_base = buf, .iov_len = size};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				    .msg_controllen = sizeof(cbuf)};
+		ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ows__fail_sys(err, "recvmsg", NULL, "lost the sandbox's control socket");
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+		if (n == 0)
+			return OWS_ESTATE;
+		return (int)n;
+	}
+}
+
 static int receive_proof_into(ows_session *s, ows__ctl *c, const char *provider,
 			      struct ows__proof_msg *pm, ows_error *err)
 {
-	int n = recv_msg(c->fd, pm, sizeof(*pm), 30000, err);
+	int fd, n;
+	/* An allowlist sandbox hands over its proxy listener before the proof. */
+	while ((n = recv_msg_fd(c->fd, pm, sizeof(*pm), 30000, &fd, err)) ==
+		       (int)sizeof(struct ows__msg) &&
+	       pm->hdr.type == OWS_MSG_LISTENER && fd >= 0 && c->listener < 0)
+		c->listener = fd;
+	if (fd >= 0 && fd != c->listener)
+		close(fd);
 	if (n == 0)
 		return ows__fail(err, OWS_ETIMEDOUT, 0, "sandbox init", "try again; report it if it persists",
 				 "the sandbox did not finish setting up in 30 s");
@@ -278,6 +317,9 @@ void ows__ctl_close(ows_session *s, ows__ctl *c)
 			;
 		c->pid = 0;
 	}
+	if (c->listener >= 0)
+		close(c->listener);
+	c->listener = -1;
 	if (s)
 		sandbox_gone(s, c);
 	c->gone = true;

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -350,6 +351,60 @@ static void proof_secrets(proof *pr, const struct ows__plan *p)
 	check_set(c, true, "no name says it holds a secret", 0);
 }
 
+/* 0 when a TCP connect to addr:port succeeded within 2 s, else errno. */
+static int try_connect_tcp(uint32_t addr, uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return errno;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(addr)};
+	int e = 0;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		e = errno;
+		if (e == EINPROGRESS) {
+			struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+			socklen_t len = sizeof(e);
+			e = poll(&pfd, 1, 2000) == 1 &&
+					getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0
+				? e
+				: ETIMEDOUT;
+		}
+	}
+	close(fd);
+	return e;
+}
+
+/* allowlist: the proxy, and nothing else, is reachable. */
+static void proof_allowlist(proof *pr, const struct ows__plan *p)
+{
+	char port[8] = "";
+	ows__buf_add_num(port, sizeof(port), p->proxy_port);
+	ows__check *c = check_new(pr, "proxy reachable on 127.0.0.1 port", port);
+	int e = try_connect_tcp(INADDR_LOOPBACK, p->proxy_port);
+	check_set(c, e == 0, e ? "cannot reach the proxy" : "connected", e);
+
+	c = check_new(pr, "local port outside 47800-47899 unreachable", "127.0.0.1:47799");
+	e = try_connect_tcp(INADDR_LOOPBACK, 47799);
+	check_set(c, e != 0, e ? "refused" : "connected", e);
+
+	/* 192.0.2.1 (TEST-NET-1) is never routed: any answer but "no route" means a way out. */
+	c = check_new(pr, "direct connection out refused", "192.0.2.1:443");
+	e = try_connect_tcp(0xc0000201, 443);
+	check_set(c, e == ENETUNREACH || e == EPERM || e == EACCES, e ? "refused at once" : "connected", e);
+
+	c = check_new(pr, "UDP out refused", "192.0.2.1:53");
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	e = fd < 0 ? errno : 0;
+	if (fd >= 0) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53),
+					 .sin_addr.s_addr = htonl(0xc0000201)};
+		e = sendto(fd, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
+		close(fd);
+	}
+	check_set(c, e != 0, e ? "refused" : "a datagram was sent", e);
+}
+
 static void proof_network(proof *pr, const struct ows__plan *p)
 {
 	struct {
@@ -367,7 +422,7 @@ static void proof_network(proof *pr, const struct ows__plan *p)
 	for (size_t i = 0; i < OWS__ARRAY_LEN(probes); i++) {
 		bool must_fail = p->net == OWS_NET_NONE || probes[i].domain == AF_VSOCK ||
 				 probes[i].domain == AF_PACKET || probes[i].type == SOCK_RAW;
-		bool checked_open = p->net == OWS_NET_OPEN && probes[i].domain == AF_INET &&
+		bool checked_open = p->net != OWS_NET_NONE && probes[i].domain == AF_INET &&
 				    probes[i].type == SOCK_STREAM && probes[i].proto == 0;
 		if (!must_fail && !checked_open)
 			continue;
@@ -376,8 +431,10 @@ static void proof_network(proof *pr, const struct ows__plan *p)
 		if (must_fail)
 			check_set(c, e != 0, e ? "refused" : "a socket was created", e);
 		else
-			check_set(c, e == 0, e ? "refused in open mode" : "allowed in open mode", e);
+			check_set(c, e == 0, e ? "refused" : "allowed", e);
 	}
+	if (p->net == OWS_NET_ALLOWLIST)
+		proof_allowlist(pr, p);
 	ows__check *c = check_new(pr, "io_uring", "refused");
 	long r = syscall(SYS_io_uring_setup, 1, NULL);
 	int e = r < 0 ? errno : 0;

@@ -83,6 +83,7 @@ struct ows__plan {
 	char *const *envp;
 
 	const char *private_dir;     /* made by init on the sandbox's /tmp when set */
+	uint16_t proxy_port;         /* allowlist: listen on 127.0.0.1:port inside, for the host */
 
 	int ctl;                     /* init's end of the control socket */
 };
@@ -97,6 +98,7 @@ enum ows__msg_type {
 	OWS_MSG_SPAWN_FAIL, /* init → host: err, stage in text */
 	OWS_MSG_EXITED,     /* init → host: code */
 	OWS_MSG_KILL,       /* host → init: code = signal */
+	OWS_MSG_LISTENER,   /* init → host: the proxy's listening socket inside (SCM_RIGHTS) */
 };
 
 struct ows__msg {
@@ -136,6 +138,7 @@ OWS__HIDDEN __attribute__((noreturn)) void ows__init_serve(const struct ows__pla
 /* The host's end of a session's init. */
 typedef struct ows__ctl {
 	int fd;      /* control socket, -1 once closed */
+	int listener; /* allowlist: the proxy's listening socket in the sandbox's network, or -1 */
 	pid_t pid;   /* init (or the launcher that became it), 0 once reaped */
 	bool gone;   /* the sandbox has ended */
 } ows__ctl;

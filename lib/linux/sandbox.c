@@ -23,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -253,6 +256,45 @@ static void make_private(const struct ows__plan *p)
 	}
 }
 
+/*
+ * allowlist: the sandbox has a network namespace of its own with only
+ * loopback in it, and the one way out is a socket listening there on the
+ * proxy's port, handed to the host, whose proxy accepts from it.  A socket
+ * stays in the namespace it was made in: nothing else reaches the host.
+ */
+static void open_proxy_listener(const struct ows__plan *p)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = {0};
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0)
+		ows__init_die(p, "find loopback", NULL);
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0)
+		ows__init_die(p, "bring loopback up", NULL);
+	close(s);
+
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(p->proxy_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(l, 128) != 0)
+		ows__init_die(p, "listen for the proxy", NULL);
+	struct ows__msg m = {.type = OWS_MSG_LISTENER};
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	memset(cbuf, 0, sizeof(cbuf));
+	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &l, sizeof(int));
+	if (sendmsg(p->ctl, &mh, MSG_NOSIGNAL) < 0)
+		ows__init_die(p, "hand the proxy listener over", NULL);
+	close(l);
+}
+
 static __attribute__((noreturn)) void init_main(struct ows__plan *p)
 {
 	/* Dispositions the host ignored (SIGPIPE, often) would survive exec. */
@@ -275,6 +317,8 @@ static __attribute__((noreturn)) void init_main(struct ows__plan *p)
 	build_root(p);
 	if (p->private_dir)
 		make_private(p);
+	if (p->proxy_port)
+		open_proxy_listener(p);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int i = 0; null >= 0 && i < 3; i++)
 		dup2(null, i);
@@ -772,6 +816,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		return OWS_ENOMEM;
 	}
 	li->ctl.fd = -1;
+	li->ctl.listener = -1;
 	li->pv.lock_fd = -1;
 
 	if ((rc = plan_support(p, policy, s->net, err)) < 0 ||
