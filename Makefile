@@ -28,13 +28,13 @@ DEP_LIBS = -ljansson -linih -lmbedcrypto
 
 LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/$(OS)/*.c))
 LIB_OBJS = $(LIB_SRCS:%.c=build/%.o)
-CLI_SRCS = $(sort $(wildcard cli/*.c))
+CLI_SRCS = $(filter-out cli/launcher.c,$(sort $(wildcard cli/*.c)))
 CLI_OBJS = $(CLI_SRCS:%.c=build/%.o)
 UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
 
 .PHONY: all deps check check-unit check-sh bench install uninstall clean
-all: libowsandbox.a owsbx
+all: libowsandbox.a owsbx owsbx-launch
 
 build/%.o: %.c include/owsandbox.h lib/internal.h $(wildcard lib/$(OS)/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
@@ -47,6 +47,13 @@ libowsandbox.a: $(LIB_OBJS)
 
 owsbx: $(CLI_OBJS) libowsandbox.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) libowsandbox.a $(DEP_LIBS)
+
+# The account provider's setuid launcher: init, Landlock and seccomp, and the
+# few helpers they use.  No jansson, no inih: it parses no JSON and no INI.
+LAUNCH_OBJS = build/cli/launcher.o $(addprefix build/lib/,linux/init.o linux/seccomp.o \
+	      linux/landlock.o linux/fs.o env.o util.o error.o)
+owsbx-launch: $(LAUNCH_OBJS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pie -Wl,-z,relro,-z,now -o $@ $(LAUNCH_OBJS)
 
 build/test/%: test/unit/%.c test/unit/tap.h libowsandbox.a
 	@mkdir -p $(dir $@)
@@ -78,4 +85,4 @@ uninstall:
 	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc
 
 clean:
-	rm -rf build libowsandbox.a owsbx owsandbox.pc
+	rm -rf build libowsandbox.a owsbx owsbx-launch owsandbox.pc

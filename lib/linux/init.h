@@ -81,6 +81,12 @@ struct ows__plan {
 	char abstract_name[108];
 	socklen_t abstract_len;
 	char *const *envp;
+	/* account provider: the firewall keys on the uid, so sockets may be
+	 * created and the proof connects instead (closed account: ports the
+	 * host listens on, inside and outside 47800-47899; 0 for none). */
+	bool firewall;
+	uint16_t port_inside;
+	uint16_t port_outside;
 
 	int ctl;                     /* init's end of the control socket */
 };
