@@ -89,4 +89,7 @@ OWS__HIDDEN int ows__rmtree_at(int dirfd, const char *name);
 /* Checks shared by the report: can this process create user namespaces? */
 OWS__HIDDEN bool ows__userns_works(char *why, size_t why_len);
 
+/* The account provider: is this machine set up for it, for this caller?  Says why. */
+OWS__HIDDEN bool ows__account_ready(const ows_config *config, char *why, size_t why_len);
+
 #endif /* OWS_LINUX_H */
