@@ -666,11 +666,6 @@ static void plan_rules(void)
 
 static __attribute__((noreturn)) void init_main(int priv_fd)
 {
-	/* Private mounts: nothing done here reaches the host, nothing of its later mounts here. */
-	if (unshare(CLONE_NEWNS) != 0)
-		ows__init_die(&plan, "unshare mount namespace", NULL);
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		ows__init_die(&plan, "make mounts private", "/");
 	cgroups_join(&plan);
 	private_tmpfs("/tmp", "mode=1777", priv_fd);
 	struct stat st;
@@ -824,6 +819,13 @@ int main(int argc, char **argv)
 		refuse("cannot become wholly root", NULL, errno);
 	read_conf();
 	check_caller();
+	/*
+	 * A mount namespace of our own before any folder is opened: init can
+	 * then clone what it opened (open_tree needs a mount of its own
+	 * namespace), and nothing mounted here reaches the host.
+	 */
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		refuse("cannot make a private mount namespace", NULL, errno);
 	parse(argc, argv);
 	if (rq.cleanup) {
 		int sb = open_sandboxes();
