@@ -75,11 +75,12 @@ check "only stdio (and ls's own) descriptors inside" grep -q "^fds 4$" <<<"$out"
 
 # ----------------------------------------------- cleanup leaves live ones
 as_person "$BIN/owsbx" run --provider account -- sleep 3 >/dev/null 2>&1 &
+bg=$!
 for _ in $(seq 50); do [ -n "$(ls "$T/state/sandboxes" | grep -v lock)" ] && break; sleep 0.1; done
 live=$(ls "$T/state/sandboxes" | grep -v lock | head -1)
 as_person "$L" cleanup --session "$live" >/dev/null 2>&1
 check "cleanup leaves a live session's private folder" test -d "$T/state/sandboxes/$live"
-wait
+wait "$bg"
 check "the session removed it when it ended" test ! -e "$T/state/sandboxes/$live"
 
 # A session whose launcher and init were both killed: cleanup removes it.
