@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -826,7 +827,20 @@ int main(int argc, char **argv)
 	 */
 	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
 		refuse("cannot make a private mount namespace", NULL, errno);
+	/*
+	 * The request's paths are looked up with the caller's own file access:
+	 * the launcher's answers must not tell what exists where the caller
+	 * cannot look.
+	 */
+	setfsgid(caller_gid);
+	setfsuid(caller);
+	if ((uid_t)setfsuid((uid_t)-1) != caller || (gid_t)setfsgid((gid_t)-1) != caller_gid)
+		refuse("cannot take the caller's file access", NULL, EPERM);
 	parse(argc, argv);
+	setfsuid(0);
+	setfsgid(0);
+	if (setfsuid((uid_t)-1) != 0 || setfsgid((gid_t)-1) != 0)
+		refuse("cannot take back root's file access", NULL, EPERM);
 	if (rq.cleanup) {
 		int sb = open_sandboxes();
 		sweep_stale(sb);

@@ -59,10 +59,35 @@ check "a parent of the state folder" refused "state folder cannot" session --acc
 check "a kernel interface" refused "kernel interface" session --account closed --session $ID --rw /proc/self
 as_person ln -s "$PHOME/.ssh" "$PHOME/work/keys"
 check "a folder through a symbolic link" refused "passes through a link" session --account closed --session $ID --rw "$PHOME/work/keys"
+mkdir -m 0700 "$T/hidden" && mkdir "$T/hidden/dir"
+check "paths are looked up with the caller's access (no oracle for root's view)" \
+	refused "does not exist or passes through a link" session --account closed --session $ID --ro "$T/hidden/dir"
 check "a port outside the proxy range as --port-in" refused "port-in" session --account closed --session $ID --port-in 22
 check "an overlong argument" refused "too long" session --account closed --session $ID --rw "/$(head -c 5000 /dev/zero | tr '\0' a)"
 check "cleanup takes only --session" refused "only --session" cleanup --session $ID --rw "$PHOME/work"
 check "a session without the control socket on 3" refused "descriptor 3" session --account closed --session $ID
+
+# ---------------------------------------------------------- broken setup
+nft delete table inet "$TABLE"
+out=$(owsbx run --provider account -- true 2>&1)
+check "without the firewall table the proof fails and the session is refused" \
+	grep -q "the wall failed its proof" <<<"$out"
+check "... naming the check" grep -q "loopback port outside 47800-47899 refused" <<<"$out"
+check "... and leaves no private folder" test -z "$(ls "$T/state/sandboxes")"
+check "the open account still works without the table" owsbx run --provider account --net open -- true
+nft -f - <<EOF
+table inet $TABLE {
+	chain output {
+		type filter hook output priority 0; policy accept;
+		meta skuid $(id -u "$CLOSED") ct state established,related accept
+		meta skuid $(id -u "$CLOSED") oifname "lo" ip daddr 127.0.0.1 tcp dport 47800-47899 accept
+		meta skuid $(id -u "$CLOSED") meta l4proto tcp reject with tcp reset
+		meta skuid $(id -u "$CLOSED") reject with icmpx admin-prohibited
+	}
+}
+EOF
+out=$(as_person "$BIN/owsbx" report 2>&1)
+check "owsbx report: the account provider is enforced here" grep -q "^provider.account *enforced" <<<"$out"
 
 # ------------------------------------------------------ what crosses over
 out=$(as_person env LD_LIBRARY_PATH=/nonexistent OWSBX_PROBE_VAR=1 "$BIN/owsbx" run \
