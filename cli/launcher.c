@@ -677,6 +677,12 @@ static __attribute__((noreturn)) void init_main(int priv_fd)
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
 		ows__init_die(&plan, "mount proc", "/proc");
 
+	/* Whatever the caller left on 0-2 (a terminal) stays outside. */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int i = 0; null >= 0 && i < 3; i++)
+		dup2(null, i);
+	if (null > 2)
+		close(null);
 	plan_rules();
 	ows__init_drop_identity(&plan);
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
