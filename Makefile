@@ -78,11 +78,15 @@ install: all owsandbox.pc
 	install -m 0644 libowsandbox.a $(DESTDIR)$(LIBDIR)/
 	install -m 0644 include/owsandbox.h $(DESTDIR)$(INCDIR)/
 	install -m 0755 owsbx $(DESTDIR)$(BINDIR)/
+	# Not setuid here: `owsbx machine sandbox setup` installs it root:group 4750.
+	install -d $(DESTDIR)$(PREFIX)/libexec/owsandbox
+	install -m 0755 owsbx-launch $(DESTDIR)$(PREFIX)/libexec/owsandbox/
 	install -m 0644 owsandbox.pc $(DESTDIR)$(PCDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libowsandbox.a $(DESTDIR)$(INCDIR)/owsandbox.h \
-	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc
+	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc \
+	      $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch
 
 clean:
 	rm -rf build libowsandbox.a owsbx owsbx-launch owsandbox.pc
