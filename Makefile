@@ -31,14 +31,14 @@ CLI_LIBS = -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic
 
 LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/$(OS)/*.c))
 LIB_OBJS = $(LIB_SRCS:%.c=build/%.o)
-CLI_SRCS = $(sort $(wildcard cli/*.c))
+CLI_SRCS = $(filter-out cli/launcher.c,$(sort $(wildcard cli/*.c)))
 CLI_OBJS = $(CLI_SRCS:%.c=build/%.o)
 UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
 EXAMPLE_BINS = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all deps check bench install uninstall clean shared
-all: libowsandbox.a owsbx
+all: libowsandbox.a owsbx owsbx-launch
 
 # For hosts that load the library at run time (Python's ctypes): the same
 # objects, only the public ows_* names exported.
@@ -57,6 +57,13 @@ libowsandbox.a: $(LIB_OBJS)
 
 owsbx: $(CLI_OBJS) libowsandbox.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) libowsandbox.a $(CLI_LIBS)
+
+# The account provider's setuid launcher: init, Landlock and seccomp, and the
+# few helpers they use.  No jansson, no inih: it parses no JSON and no INI.
+LAUNCH_OBJS = build/cli/launcher.o $(addprefix build/lib/,linux/init.o linux/seccomp.o \
+	      linux/landlock.o linux/fs.o env.o util.o error.o)
+owsbx-launch: $(LAUNCH_OBJS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pie -Wl,-z,relro,-z,now -o $@ $(LAUNCH_OBJS)
 
 build/test/%: test/unit/%.c test/unit/tap.h libowsandbox.a
 	@mkdir -p $(dir $@)
@@ -85,10 +92,14 @@ install: all
 	    -e 's|@VERSION@|$(shell sed -n 's/^#define OWS_VERSION "\(.*\)"/\1/p' include/owsandbox.h)|' \
 	    -e 's|@LIBS@|$(DEP_LIBS)|' owsandbox.pc.in > $(DESTDIR)$(PCDIR)/owsandbox.pc
 	chmod 0644 $(DESTDIR)$(PCDIR)/owsandbox.pc
+	# Not setuid here: `owsbx machine sandbox setup` installs it root:group 4750.
+	install -d $(DESTDIR)$(PREFIX)/libexec/owsandbox
+	install -m 0755 owsbx-launch $(DESTDIR)$(PREFIX)/libexec/owsandbox/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libowsandbox.a $(DESTDIR)$(INCDIR)/owsandbox.h \
-	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc
+	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc \
+	      $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch
 
 clean:
-	rm -rf build libowsandbox.a libowsandbox.so owsbx
+	rm -rf build libowsandbox.a libowsandbox.so owsbx owsbx-launch

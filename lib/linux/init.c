@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <arpa/inet.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -351,24 +353,25 @@ static void proof_secrets(proof *pr, const struct ows__plan *p)
 	check_set(c, true, "no name says it holds a secret", 0);
 }
 
-/* 0 when a TCP connect to addr:port succeeded within 2 s, else errno. */
-static int try_connect_tcp(uint32_t addr, uint16_t port)
+/* 0 when a TCP connection was made within timeout_ms, else errno (ETIMEDOUT). */
+static int try_connect_tcp(uint32_t addr_be, uint16_t port, int timeout_ms)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errno;
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(addr)};
+				 .sin_addr = {.s_addr = addr_be}};
 	int e = 0;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		e = errno;
 		if (e == EINPROGRESS) {
 			struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+			int r = poll(&pfd, 1, timeout_ms);
 			socklen_t len = sizeof(e);
-			e = poll(&pfd, 1, 2000) == 1 &&
-					getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0
-				? e
-				: ETIMEDOUT;
+			if (r == 0)
+				e = ETIMEDOUT;
+			else if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0)
+				e = errno;
 		}
 	}
 	close(fd);
@@ -381,16 +384,16 @@ static void proof_allowlist(proof *pr, const struct ows__plan *p)
 	char port[8] = "";
 	ows__buf_add_num(port, sizeof(port), p->proxy_port);
 	ows__check *c = check_new(pr, "proxy reachable on 127.0.0.1 port", port);
-	int e = try_connect_tcp(INADDR_LOOPBACK, p->proxy_port);
+	int e = try_connect_tcp(htonl(INADDR_LOOPBACK), p->proxy_port, 2000);
 	check_set(c, e == 0, e ? "cannot reach the proxy" : "connected", e);
 
 	c = check_new(pr, "local port outside 47800-47899 unreachable", "127.0.0.1:47799");
-	e = try_connect_tcp(INADDR_LOOPBACK, 47799);
+	e = try_connect_tcp(htonl(INADDR_LOOPBACK), 47799, 2000);
 	check_set(c, e != 0, e ? "refused" : "connected", e);
 
 	/* 192.0.2.1 (TEST-NET-1) is never routed: any answer but "no route" means a way out. */
 	c = check_new(pr, "direct connection out refused", "192.0.2.1:443");
-	e = try_connect_tcp(0xc0000201, 443);
+	e = try_connect_tcp(htonl(0xc0000201), 443, 2000);
 	check_set(c, e == ENETUNREACH || e == EPERM || e == EACCES, e ? "refused at once" : "connected", e);
 
 	c = check_new(pr, "UDP out refused", "192.0.2.1:53");
@@ -403,6 +406,38 @@ static void proof_allowlist(proof *pr, const struct ows__plan *p)
 		close(fd);
 	}
 	check_set(c, e != 0, e ? "refused" : "a datagram was sent", e);
+}
+
+/* The closed account's firewall, seen from inside: only the proxy range answers. */
+static void proof_firewall(proof *pr, const struct ows__plan *p)
+{
+	const uint32_t loopback = htonl(0x7f000001), test_net = htonl(0xc0000201); /* 192.0.2.1 */
+	if (p->port_inside) {
+		ows__check *c = check_new(pr, "loopback port in 47800-47899 reachable", NULL);
+		int e = try_connect_tcp(loopback, p->port_inside, 3000);
+		check_set(c, e == 0, e ? "cannot reach the proxy range" : "connected", e);
+	}
+	if (p->port_outside) {
+		ows__check *c = check_new(pr, "loopback port outside 47800-47899 refused", NULL);
+		int e = try_connect_tcp(loopback, p->port_outside, 3000);
+		check_set(c, e != 0 && e != ETIMEDOUT,
+			  e == 0 ? "connected to a listening port" : e == ETIMEDOUT ? "hung" : "refused", e);
+	}
+	ows__check *c = check_new(pr, "public address refused at once", "192.0.2.1:443");
+	int e = try_connect_tcp(test_net, 443, 3000);
+	check_set(c, e != 0 && e != ETIMEDOUT,
+		  e == 0 ? "connected" : e == ETIMEDOUT ? "hung instead of being refused" : "refused", e);
+
+	c = check_new(pr, "udp refused", "192.0.2.1:53");
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	e = fd < 0 ? errno : 0;
+	if (fd >= 0) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53),
+					 .sin_addr = {.s_addr = test_net}};
+		e = sendto(fd, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
+		close(fd);
+	}
+	check_set(c, e != 0, e ? "sending refused" : "a datagram left", e);
 }
 
 static void proof_network(proof *pr, const struct ows__plan *p)
@@ -420,9 +455,11 @@ static void proof_network(proof *pr, const struct ows__plan *p)
 		{"packet", AF_PACKET, SOCK_DGRAM, 0},
 	};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(probes); i++) {
-		bool must_fail = p->net == OWS_NET_NONE || probes[i].domain == AF_VSOCK ||
-				 probes[i].domain == AF_PACKET || probes[i].type == SOCK_RAW;
-		bool checked_open = p->net != OWS_NET_NONE && probes[i].domain == AF_INET &&
+		bool must_fail = (p->net == OWS_NET_NONE && !p->firewall) ||
+				 probes[i].domain == AF_VSOCK || probes[i].domain == AF_PACKET ||
+				 probes[i].type == SOCK_RAW;
+		bool checked_open = (p->net != OWS_NET_NONE || p->firewall) &&
+				    probes[i].domain == AF_INET &&
 				    probes[i].type == SOCK_STREAM && probes[i].proto == 0;
 		if (!must_fail && !checked_open)
 			continue;
@@ -433,8 +470,10 @@ static void proof_network(proof *pr, const struct ows__plan *p)
 		else
 			check_set(c, e == 0, e ? "refused" : "allowed", e);
 	}
-	if (p->net == OWS_NET_ALLOWLIST)
+	if (p->net == OWS_NET_ALLOWLIST && p->proxy_port)
 		proof_allowlist(pr, p);
+	if (p->firewall && p->net != OWS_NET_OPEN)
+		proof_firewall(pr, p);
 	ows__check *c = check_new(pr, "io_uring", "refused");
 	long r = syscall(SYS_io_uring_setup, 1, NULL);
 	int e = r < 0 ? errno : 0;

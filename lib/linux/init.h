@@ -81,6 +81,12 @@ struct ows__plan {
 	char abstract_name[108];
 	socklen_t abstract_len;
 	char *const *envp;
+	/* account provider: the firewall keys on the uid, so sockets may be
+	 * created and the proof connects instead (closed account: ports the
+	 * host listens on, inside and outside 47800-47899; 0 for none). */
+	bool firewall;
+	uint16_t port_inside;
+	uint16_t port_outside;
 
 	const char *private_dir;     /* made by init on the sandbox's /tmp when set */
 	uint16_t proxy_port;         /* allowlist: listen on 127.0.0.1:port inside, for the host */

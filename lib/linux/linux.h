@@ -143,4 +143,7 @@ struct ows__machine {
 OWS__HIDDEN int ows__machine_check(const ows_config *config, struct ows__machine *out,
 				   ows_error *err);
 
+/* The account provider: is this machine set up for it, for this caller?  Says why. */
+OWS__HIDDEN bool ows__account_ready(const ows_config *config, char *why, size_t why_len);
+
 #endif /* OWS_LINUX_H */
