@@ -53,6 +53,7 @@
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +79,6 @@
 
 #define ACL_MAX 128
 #define XA_SIZE (4 + 8 * ACL_MAX)
-#define WALK_MAX_DEPTH 400
 
 /* ------------------------------------------------------------ ACL values */
 
@@ -594,13 +594,71 @@ static bool node_open(walk *w, int dirfd, const char *name, unsigned char dtype,
 	return true;
 }
 
-static void walk_dir(walk *w, node *dir, int depth);
+static long do_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = {.flags = flags, .resolve = resolve};
+	return syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
 
-static void walk_entry(walk *w, int dirfd, const char *name, unsigned char dtype, int depth)
+/*
+ * The tree is walked by a few threads sharing a stack of folders to do,
+ * each named by its path relative to the granted folder and reopened from
+ * the granted folder's descriptor with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_XDEV: no link is followed, nothing outside is reached, no
+ * mount is crossed, and no descriptor is held per level of depth.
+ */
+typedef struct queue {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char **v;
+	size_t n, cap;
+	int busy;
+	int rootfd;       /* O_PATH descriptor of the granted folder */
+	const walk *base; /* what every worker's walk starts from */
+	bool oom;
+} queue;
+
+#define WALK_THREADS_MAX 4
+
+static void q_push(queue *q, walk *w, const char *rel)
+{
+	char *copy = strdup(rel);
+	pthread_mutex_lock(&q->mu);
+	if (copy && q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 256;
+		char **v = realloc(q->v, cap * sizeof(*v));
+		if (v) {
+			q->v = v;
+			q->cap = cap;
+		}
+	}
+	if (!copy || q->n == q->cap) {
+		free(copy);
+		w->failed_oom = true;
+	} else {
+		q->v[q->n++] = copy;
+		pthread_cond_signal(&q->cv);
+	}
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* A file, device or link found in a folder; folders are queued, not opened here. */
+static void walk_entry(walk *w, queue *q, const char *rel, int dirfd, const char *name,
+		       unsigned char dtype)
 {
 	size_t nl = strlen(name), saved = w->len;
 	if (w->len + 1 + nl >= sizeof(w->path)) {
 		walk_fail(w, ENAMETOOLONG, "path too long");
+		return;
+	}
+	char sub[4096];
+	if (snprintf(sub, sizeof(sub), "%s%s%s", strcmp(rel, ".") ? rel : "", strcmp(rel, ".") ? "/" : "",
+		     name) >= (int)sizeof(sub)) {
+		walk_fail(w, ENAMETOOLONG, "path too long");
+		return;
+	}
+	if (dtype == DT_DIR) {
+		q_push(q, w, sub);
 		return;
 	}
 	w->path[w->len] = '/';
@@ -608,45 +666,168 @@ static void walk_entry(walk *w, int dirfd, const char *name, unsigned char dtype
 	w->len += 1 + nl;
 	node n;
 	if (dtype != DT_LNK && node_open(w, dirfd, name, dtype, &n)) {
-		apply(w, &n, true);
 		if (n.isdir)
-			walk_dir(w, &n, depth + 1);
+			q_push(q, w, sub); /* DT_UNKNOWN, or it became a folder */
+		else
+			apply(w, &n, true);
 		node_close(&n);
 	}
 	w->len = saved;
 	w->path[saved] = '\0';
 }
 
-/* Walks what is inside a folder; `dir` stays open and owned by the caller. */
-static void walk_dir(walk *w, node *dir, int depth)
+/* Opens one queued folder, applies the walk to it and to its files, queues its folders. */
+static void walk_one_dir(walk *w, queue *q, const char *rel, const char *root, size_t rootlen)
 {
-	if (dir->fd < 0)
-		return; /* not readable: its own ACL is done, its content cannot be listed */
-	if (depth > WALK_MAX_DEPTH) {
-		walk_fail(w, ELOOP, "the tree is too deep");
+	bool is_root = strcmp(rel, ".") == 0;
+	size_t rl = strlen(rel);
+	if (rootlen + 1 + rl >= sizeof(w->path)) {
+		walk_fail(w, ENAMETOOLONG, "path too long");
 		return;
 	}
-	int fd = dup(dir->fd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		walk_fail(w, errno, "cannot list");
+	memcpy(w->path, root, rootlen);
+	w->len = rootlen;
+	if (!is_root) {
+		w->path[w->len++] = '/';
+		memcpy(w->path + w->len, rel, rl);
+		w->len += rl;
+	}
+	w->path[w->len] = '\0';
+	const uint64_t resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+	node n = {.fd = -1, .pathfd = -1};
+	n.fd = (int)do_openat2(q->rootfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY, resolve);
+	if (n.fd < 0 && errno == EACCES)
+		n.pathfd = (int)do_openat2(q->rootfd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC, resolve);
+	if (n.fd < 0 && n.pathfd < 0) {
+		/* Gone, or turned into a link or a file, or a mount point: not ours to walk. */
+		if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != EXDEV)
+			walk_fail(w, errno, "cannot open");
 		return;
 	}
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
-			continue;
-		walk_entry(w, dirfd(d), e->d_name, e->d_type, depth);
+	if (node_stat(w, &n, !is_root) && n.isdir) {
+		apply(w, &n, true);
+		if (n.fd >= 0) {
+			int fd = dup(n.fd);
+			DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+			if (!d) {
+				if (fd >= 0)
+					close(fd);
+				walk_fail(w, errno, "cannot list");
+			} else {
+				struct dirent *e;
+				while ((e = readdir(d))) {
+					const char *nm = e->d_name;
+					if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
+						continue;
+					walk_entry(w, q, rel, dirfd(d), nm, e->d_type);
+				}
+				closedir(d);
+			}
+		}
 	}
-	closedir(d);
+	node_close(&n);
 }
 
-static long do_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
+typedef struct worker {
+	queue *q;
+	walk w;
+	const char *root;
+	size_t rootlen;
+	ows__strv handover;
+} worker;
+
+static void *worker_main(void *arg)
 {
-	struct open_how how = {.flags = flags, .resolve = resolve};
-	return syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	worker *k = arg;
+	queue *q = k->q;
+	for (;;) {
+		pthread_mutex_lock(&q->mu);
+		while (q->n == 0 && q->busy > 0)
+			pthread_cond_wait(&q->cv, &q->mu);
+		if (q->n == 0) {
+			pthread_cond_broadcast(&q->cv);
+			pthread_mutex_unlock(&q->mu);
+			return NULL;
+		}
+		char *rel = q->v[--q->n];
+		q->busy++;
+		pthread_mutex_unlock(&q->mu);
+		walk_one_dir(&k->w, q, rel, k->root, k->rootlen);
+		free(rel);
+		pthread_mutex_lock(&q->mu);
+		q->busy--;
+		if (q->n == 0 && q->busy == 0)
+			pthread_cond_broadcast(&q->cv);
+		pthread_mutex_unlock(&q->mu);
+	}
+}
+
+/* Walks the folder open at `rootfd` (O_PATH) with a few threads; merges into `w`. */
+static void walk_tree(walk *w, int rootfd)
+{
+	queue q = {.rootfd = rootfd, .base = w};
+	pthread_mutex_init(&q.mu, NULL);
+	pthread_cond_init(&q.cv, NULL);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int nthreads = cpus < 1 ? 1 : cpus > WALK_THREADS_MAX ? WALK_THREADS_MAX : (int)cpus;
+	worker *ks = calloc((size_t)nthreads, sizeof(*ks));
+	pthread_t tids[WALK_THREADS_MAX];
+	bool started[WALK_THREADS_MAX] = {false};
+	if (!ks) {
+		w->failed_oom = true;
+		return;
+	}
+	char *root = strdup(w->path);
+	if (!root) {
+		free(ks);
+		w->failed_oom = true;
+		return;
+	}
+	q_push(&q, w, ".");
+	for (int i = 0; i < nthreads; i++) {
+		ks[i].q = &q;
+		ks[i].w = *w;
+		ks[i].w.changed = ks[i].w.skipped = 0;
+		ks[i].w.sys_errno = 0;
+		ks[i].w.handover = w->handover ? &ks[i].handover : NULL;
+		ks[i].root = root;
+		ks[i].rootlen = strlen(root);
+	}
+	/* Signals stay with the calling thread: workers block them all. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int i = 1; i < nthreads; i++)
+		started[i] = pthread_create(&tids[i], NULL, worker_main, &ks[i]) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	worker_main(&ks[0]);
+	for (int i = 1; i < nthreads; i++)
+		if (started[i])
+			pthread_join(tids[i], NULL);
+	for (int i = 0; i < nthreads; i++) {
+		walk *k = &ks[i].w;
+		w->changed += k->changed;
+		w->skipped += k->skipped;
+		w->failed_oom |= k->failed_oom;
+		if (k->sys_errno && !w->sys_errno) {
+			w->sys_errno = k->sys_errno;
+			w->fail_what = k->fail_what;
+			memcpy(w->fail_where, k->fail_where, sizeof(w->fail_where));
+		}
+		for (size_t j = 0; j < ks[i].handover.len; j++)
+			if (ows__strv_push(w->handover, ks[i].handover.v[j], NULL) < 0)
+				w->failed_oom = true;
+		ows__strv_free(&ks[i].handover);
+	}
+	for (size_t i = 0; i < q.n; i++)
+		free(q.v[i]);
+	free(q.v);
+	free(root);
+	free(ks);
+	pthread_mutex_destroy(&q.mu);
+	pthread_cond_destroy(&q.cv);
+	snprintf(w->path, sizeof(w->path), "%s", "");
+	w->len = 0;
 }
 
 /* A clean absolute path: "/x/y", no "." or ".." or empty component, no trailing "/". */
@@ -684,14 +865,14 @@ static int walk_grant(walk *w, const char *path, const char *home, ows_error *er
 	w->dev = st.st_dev;
 	snprintf(w->path, sizeof(w->path), "%s", path);
 	w->len = strlen(w->path);
-	if (node_stat(w, &root, false)) {
+	if (S_ISDIR(st.st_mode)) {
+		walk_tree(w, root.pathfd);
+	} else if (node_stat(w, &root, false)) {
 		char p[40];
 		snprintf(p, sizeof(p), "/proc/self/fd/%d", root.pathfd);
-		if (root.isdir || S_ISREG(root.mode))
-			root.fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (root.isdir ? O_DIRECTORY : 0));
+		if (S_ISREG(root.mode))
+			root.fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		apply(w, &root, true);
-		if (root.isdir)
-			walk_dir(w, &root, 0);
 	}
 	node_close(&root);
 
