@@ -853,19 +853,22 @@ static int walk_grant(walk *w, const char *path, const char *home, ows_error *er
 {
 	node root = {.fd = -1, .pathfd = -1};
 	root.pathfd = (int)do_openat2(AT_FDCWD, path, O_PATH | O_CLOEXEC | O_NOFOLLOW, RESOLVE_NO_SYMLINKS);
-	if (root.pathfd < 0)
+	struct stat st;
+	if (root.pathfd < 0 && w->own == T_NONE && errno == ENOENT) {
+		/* Revoking a folder that is gone: only the traverse chain is left to do. */
+	} else if (root.pathfd < 0) {
 		return ows__fail_sys(err, path, "give a folder that exists, without a symbolic link on the way",
 				     "cannot open the folder to grant");
-	struct stat st;
-	if (fstat(root.pathfd, &st) != 0 || S_ISLNK(st.st_mode)) {
+	} else if (fstat(root.pathfd, &st) != 0 || S_ISLNK(st.st_mode)) {
 		close(root.pathfd);
 		return ows__fail(err, OWS_EINVAL, ELOOP, path, "give the real folder, not a link",
 				 "will not grant through a symbolic link");
 	}
-	w->dev = st.st_dev;
 	snprintf(w->path, sizeof(w->path), "%s", path);
 	w->len = strlen(w->path);
-	if (S_ISDIR(st.st_mode)) {
+	if (root.pathfd < 0) {
+		/* gone */
+	} else if ((w->dev = st.st_dev), S_ISDIR(st.st_mode)) {
 		walk_tree(w, root.pathfd);
 	} else if (node_stat(w, &root, false)) {
 		char p[40];
@@ -904,7 +907,7 @@ static int walk_grant(walk *w, const char *path, const char *home, ows_error *er
 				memcpy(comp, s, cl);
 				comp[cl] = '\0';
 				int next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				if (next < 0)
+				if (next < 0 && !(w->own == T_NONE && errno == ENOENT))
 					walk_fail(w, errno, "cannot open a folder above the granted one");
 				close(fd);
 				fd = next;
@@ -1240,10 +1243,6 @@ static int revoke_one(int dirfd, const char *dirpath, int jfd, const ows__jstate
 	w->jfd = -1;
 	w->handover = &lines;
 	rc = walk_grant(w, g->path, g->home, err);
-	if (rc == OWS_ESYS && err && (err->sys_errno == ENOENT)) {
-		rc = 0; /* the folder is gone: nothing is left to revoke */
-		ows_error_clear(err);
-	}
 	free(w);
 	if (rc == 0) {
 		hand_over(&k, &lines);

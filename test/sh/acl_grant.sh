@@ -255,6 +255,27 @@ is "$(host_cmd h4 "close S4")" "ok 0" "the last host closes"
 host_quit h4
 exec {HIN[h3]}>&- {HOUT[h3]}<&-
 
+# A nested folder: traverse entries on every folder between it and the home.
+host_start h5
+host_cmd h5 "open S5" >/dev/null
+is "$(host_cmd h5 "grant S5 $TA $H/project/sub/deep ro $H")" "ok 0" "grant a nested folder read-only"
+check "~/project: traverse only" has_entry "$H/project" "user:$TA:--x"
+check "~/project/sub: traverse only" has_entry "$H/project/sub" "user:$TA:--x"
+check "the account reads the nested folder" as_acct cat "$H/project/sub/deep/c.txt"
+refute "the account cannot list ~/project/sub" as_acct ls "$H/project/sub"
+refute "a file beside the chain gets no entry" has_entry "$H/project/sub/b.txt" "user:$TA:r--"
+as_person mkdir "$H/gone"
+is "$(host_cmd h5 "grant S5 $TA $H/gone rw $H")" "ok 0" "grant a folder the person then deletes"
+as_person rmdir "$H/gone"
+is "$(host_cmd h5 "close S5")" "ok 0" "close with a granted folder gone"
+host_quit h5
+AFTER=$(snapshot)
+if [ "$BEFORE" = "$AFTER" ]; then
+	pass "after the nested grant the home is byte for byte as before"
+else
+	fail "after the nested grant the home is byte for byte as before" "$(diff <(echo "$BEFORE") <(echo "$AFTER") | head -20)"
+fi
+
 # A host that is not set up: a clear error naming the setup command.
 printf '[sandbox]\nstate_dir = %s/nowhere\n' "$WORK" >"$WORK/bad.ini"
 chmod 0644 "$WORK/bad.ini"
