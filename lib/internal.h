@@ -204,4 +204,63 @@ struct ows_session {
 	int64_t deadline_ms;     /* wall_seconds limit, enforced by the host */
 };
 
+/* ------------------------------------------------------- grant journal */
+/*
+ * The grant journal's line format (lib/journal.c, portable); the files,
+ * their locks and the ACL walk are the platform's (lib/linux/acl.c).
+ * One journal per session, append-only text lines, fields separated by one
+ * space, paths percent-encoded (bytes <= 0x20, '%' and 0x7f):
+ *
+ *   owsj1 OWNER_UID                         first line
+ *   G ACCOUNT ACCT_UID PERSON_UID ro|rw PATH HOME|-   written before the grant
+ *   R ACCT_UID PATH                         written once the revoke is done
+ *   P a|d DEV INO MASK|- PERSON_ADDED ACCT_UID
+ *        the node had an ACL of its own before the first grant touched it:
+ *        its old mask (or none) and whether the person's default entry was
+ *        added by us (1) or was there already (0); revoke restores from it.
+ *
+ * A journal's active grants are its G lines without a later R for the
+ * same account uid and path; the last G for a path gives the access.
+ */
+typedef struct ows__jgrant {
+	char account[32];
+	uint32_t acct_uid;
+	uint32_t person_uid;
+	ows_access access;
+	char *path;
+	char *home; /* NULL: no traverse entries */
+} ows__jgrant;
+
+typedef struct ows__jpre {
+	char type;      /* 'a' access, 'd' default */
+	uint64_t dev;
+	uint64_t ino;
+	int mask;       /* -1: the node had no mask */
+	int person_added;
+	uint32_t acct_uid;
+	size_t seq;     /* position in the journal (parsing only) */
+} ows__jpre;
+
+typedef struct ows__jstate {
+	bool has_header;
+	uint32_t owner;
+	ows__jgrant *grants; /* active grants only */
+	size_t ngrants;
+	ows__jpre *pres;     /* sorted by (type, dev, ino) */
+	size_t npres;
+} ows__jstate;
+
+/* Parses a journal's text; a torn last line (a host killed mid-write) is ignored. */
+OWS__HIDDEN int ows__jstate_parse(const char *text, size_t len, ows__jstate *st,
+				  ows_error *err);
+OWS__HIDDEN void ows__jstate_free(ows__jstate *st);
+/* The P record for a node, or NULL. */
+OWS__HIDDEN const ows__jpre *ows__jstate_find_pre(const ows__jstate *st, char type,
+						  uint64_t dev, uint64_t ino, uint32_t acct_uid);
+/* One line each, '\n' included; caller frees.  NULL only when out of memory. */
+OWS__HIDDEN char *ows__jline_grant(const char *account, uint32_t acct_uid, uint32_t person_uid,
+				   ows_access access, const char *path, const char *home);
+OWS__HIDDEN char *ows__jline_revoke(uint32_t acct_uid, const char *path);
+OWS__HIDDEN char *ows__jline_pre(const ows__jpre *p);
+
 #endif /* OWS_INTERNAL_H */

@@ -146,4 +146,42 @@ OWS__HIDDEN int ows__machine_check(const ows_config *config, struct ows__machine
 /* The account provider: is this machine set up for it, for this caller?  Says why. */
 OWS__HIDDEN bool ows__account_ready(const ows_config *config, char *why, size_t why_len);
 
+/* ------------------------------------------------- ACL grants (acl.c) */
+/*
+ * The grant journal of one session: <state_dir>/journal/<uid>/<id>.journal,
+ * created locked (flock) and held until ows__journal_close().  Its lock is
+ * how cleanup tells a live host from a dead one, so the descriptor is
+ * O_CLOEXEC and must not reach a sandboxed process (the launcher closes
+ * every descriptor it did not choose).
+ *
+ * How the account provider uses it, within one host process:
+ *
+ *   ows_machine_cleanup(config, NULL);        revoke what dead hosts left
+ *   ows__journal_open(config, id, &j, err);   the session's journal, locked
+ *   ows_acl_grant(config, id, acct, folder, access, home, err);  per folder
+ *   ...session runs...
+ *   ows__journal_close(j, err);               revokes every grant it lists,
+ *                                             removes it, drops the lock
+ *
+ * ows_acl_grant()/ows_acl_revoke() find the journal by session id in a
+ * process-wide registry.  Called without ows__journal_open(), a grant opens
+ * the session's journal itself and closes it with its last revoke; the
+ * grants then live as long as the process (a killed process leaves them to
+ * cleanup).  If ows__journal_close() cannot revoke everything it reports the
+ * error and leaves the journal, unlocked, for the next cleanup to retry.
+ *
+ * The journal folder <state_dir>/journal is made by machine setup (1733, or
+ * 1770 root:<group>); each person's subfolder is made on first use, 0700.
+ * Missing: OWS_ESETUP naming `owsbx machine sandbox setup`.
+ */
+typedef struct ows__journal ows__journal;
+
+OWS__HIDDEN int ows__journal_open(const ows_config *config, const char *session_id,
+				  ows__journal **out, ows_error *err);
+/* Revokes, removes, unlocks and frees.  NULL is fine. */
+OWS__HIDDEN int ows__journal_close(ows__journal *j, ows_error *err);
+/* The same, by session id; 0 when this process holds no journal for it. */
+OWS__HIDDEN int ows__journal_close_session(const ows_config *config, const char *session_id,
+					   ows_error *err);
+
 #endif /* OWS_LINUX_H */
