@@ -3,11 +3,11 @@
 # landlock provider, bare /bin/true and bubblewrap: the median of a whole
 # `owsbx run -- /bin/true` (session open with its proof, one command,
 # close), as the throwaway person of the account tests.  Root only: it sets
-# up a throwaway account machine (test/sh/account_lib.sh) and removes it.
+# up a throwaway account machine (test/account_lib.sh) and removes it.
 OWS_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export OWS_ROOT
 # The fixture speaks TAP; here it only builds the machine.
-. "$OWS_ROOT/test/sh/account_lib.sh" >/dev/null
+. "$OWS_ROOT/test/account_lib.sh" >/dev/null
 command -v hyperfine >/dev/null || { echo "bench/account.sh: hyperfine is not installed"; exit 0; }
 RUNS=${RUNS:-40}
 OUT=$PHOME/bench-account.json

@@ -3,7 +3,7 @@
 # (ows_acl_grant), proved from inside, revoked at close, and never widened by
 # a symbolic link.  Needs the ACL grants: skipped, saying so, while
 # ows_acl_grant reports OWS_ENOSYS.
-. "$(dirname "$0")/account_lib.sh"
+. "$(dirname "$0")/../account_lib.sh"
 
 W=$PHOME/work R=$PHOME/ref
 acl_before_w=$(getfacl -p "$W" 2>/dev/null) acl_before_home=$(getfacl -p "$PHOME" 2>/dev/null)

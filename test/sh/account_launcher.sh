@@ -1,7 +1,7 @@
 #!/bin/bash
 # The setuid launcher takes a closed set of requests and re-checks each; the
 # host refuses to start on a broken setup with the command that fixes it.
-. "$(dirname "$0")/account_lib.sh"
+. "$(dirname "$0")/../account_lib.sh"
 
 L=$BIN/owsbx-launch
 ID=0123456789abcdef0123456789abcdef

@@ -2,7 +2,7 @@
 # The account provider's wall, attacked from inside by a throwaway person's
 # sandbox: files, /proc, network (the firewall by uid), vsock, processes
 # (also after `kill -9` of the host), limits, and what is left afterwards.
-. "$(dirname "$0")/account_lib.sh"
+. "$(dirname "$0")/../account_lib.sh"
 PY=/usr/bin/python3
 
 # Listeners on the host: one outside the proxy range (v4 and v6), one inside.

@@ -452,7 +452,7 @@ if [ -n "$CHECK" ]; then
 fi
 snapshot "$SNAP/s2_rm"
 same "the pre-existing group and account stay, the person is taken out again" "$SNAP/s2" "$SNAP/s2_rm"
-check "the pre-existing group still exists" getent group "$G" > /dev/null
+check "the pre-existing group still exists" sh -c "getent group '$G' > /dev/null"
 userdel "$O"
 getent group "$G" > /dev/null && groupdel "$G"
 
