@@ -79,7 +79,11 @@ deps:
 check: all shared $(UNIT_BINS) $(EXAMPLE_BINS)
 	test/run.sh
 
-bench: all
+build/bench/%: bench/%.c libowsandbox.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)
+
+bench: all build/bench/session_spawn
 	bench/run.sh
 
 # The pkg-config file is written for the PREFIX of this install, never cached.

@@ -488,10 +488,6 @@ static int plan_system(struct ows__plan *p, struct landlock_impl *li, ows_error 
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/tmp", .mode = "1777"}, err);
 	if (rc == 0)
 		rc = add_rule(p, "/tmp", all, err);
-	if (rc == 0)
-		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/run", .mode = "0755"}, err);
-	if (rc == 0)
-		rc = add_rule(p, "/run", OWS_LL_FS_READ_FILE | OWS_LL_FS_READ_DIR, err);
 
 	/* Name resolution in `open`: /etc/resolv.conf may point into /run. */
 	if (rc == 0 && p->net == OWS_NET_OPEN && lstat("/etc/resolv.conf", &st) == 0 &&
@@ -731,9 +727,11 @@ static int probes_open(struct probes *pb, struct ows__plan *p, struct landlock_i
 			pb->canary = NULL;
 		}
 	}
-	/* Beside the private folder: a place the sandbox has no view of. */
-	pb->unix_path = ows__asprintf(err, "%s/.owsandbox-probe-%s.sock",
-				      li->pv.root ? li->pv.root : "/tmp", id);
+	/* A place the sandbox has no view of; /dev/shm is memory, /tmp may be a slow disk. */
+	struct stat shm;
+	const char *dir = li->pv.root ? li->pv.root
+		: stat("/dev/shm", &shm) == 0 && (shm.st_mode & 01777) == 01777 ? "/dev/shm" : "/tmp";
+	pb->unix_path = ows__asprintf(err, "%s/.owsandbox-probe-%s.sock", dir, id);
 	if (!pb->unix_path)
 		return OWS_ENOMEM;
 	size_t n = strlen(pb->unix_path);
