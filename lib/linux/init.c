@@ -96,6 +96,32 @@ void ows__init_send(int fd, const struct ows__msg *m, size_t len)
 	while (r < 0 && errno == EINTR);
 }
 
+int ows__send_fds(int sock, const struct ows__msg *m, const int *fds, int nfds)
+{
+	char cbuf[CMSG_SPACE(OWS_MSG_MAX_FDS * sizeof(int))];
+	if (nfds < 0 || nfds > OWS_MSG_MAX_FDS) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(cbuf, 0, sizeof(cbuf));
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (nfds) {
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+	}
+	ssize_t sent;
+	do
+		sent = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (sent < 0 && errno == EINTR);
+	return sent < 0 ? -1 : 0;
+}
+
 void ows__init_die(const struct ows__plan *p, const char *stage,
 					       const char *path)
 {

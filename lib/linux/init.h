@@ -127,6 +127,9 @@ struct ows__proof_msg {
 OWS__HIDDEN void ows__buf_add(char *buf, size_t size, const char *s);
 OWS__HIDDEN void ows__buf_add_num(char *buf, size_t size, long v);
 OWS__HIDDEN void ows__init_send(int fd, const struct ows__msg *m, size_t len);
+/* Sends a message with up to OWS_MSG_MAX_FDS descriptors; 0, or -1 with errno.  Either side. */
+#define OWS_MSG_MAX_FDS 4
+OWS__HIDDEN int ows__send_fds(int sock, const struct ows__msg *m, const int *fds, int nfds);
 /* Reports a failed setup step (errno is the cause) to the host and exits. */
 OWS__HIDDEN __attribute__((noreturn)) void ows__init_die(const struct ows__plan *p,
 							 const char *stage, const char *path);

@@ -280,17 +280,7 @@ static void open_proxy_listener(const struct ows__plan *p)
 	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(l, 128) != 0)
 		ows__init_die(p, "listen for the proxy", NULL);
 	struct ows__msg m = {.type = OWS_MSG_LISTENER};
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	memset(cbuf, 0, sizeof(cbuf));
-	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &l, sizeof(int));
-	if (sendmsg(p->ctl, &mh, MSG_NOSIGNAL) < 0)
+	if (ows__send_fds(p->ctl, &m, &l, 1) != 0)
 		ows__init_die(p, "hand the proxy listener over", NULL);
 	close(l);
 }
