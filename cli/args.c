@@ -11,6 +11,7 @@ void owsbx_usage(FILE *out)
 	      "                 [--env NAME=VALUE]... -- CMD [ARG]...\n"
 	      "       owsbx verify [same options as run, without the command]\n"
 	      "       owsbx report [--json]\n"
+	      "       owsbx credentials [--json]      the logins and toolchains this machine can share\n"
 	      "       owsbx machine sandbox setup [--for-user NAME] [--launcher-source FILE] [--yes]\n"
 	      "       owsbx machine sandbox status [--json]\n"
 	      "       owsbx machine sandbox remove [--yes]\n"
@@ -95,6 +96,8 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 		a->cmd = OWSBX_CMD_VERIFY;
 	else if (strcmp(cmd, "report") == 0)
 		a->cmd = OWSBX_CMD_REPORT;
+	else if (strcmp(cmd, "credentials") == 0)
+		a->cmd = OWSBX_CMD_CREDENTIALS;
 	else if (strcmp(cmd, "machine") == 0)
 		a->cmd = OWSBX_CMD_MACHINE;
 	else if (strcmp(cmd, "proxy") == 0)

@@ -71,8 +71,8 @@ struct ows_policy {
 	bool has_limit[OWS__LIMIT_MAX];
 	uint64_t limit[OWS__LIMIT_MAX];
 	char *run_as;
-	ows__strv credentials;
-	ows__strv toolchains;
+	ows__strv credentials; /* a subset of what the machine enabled; empty: all of it */
+	ows__strv toolchains;  /* a subset of the machine's toolchains; empty: all of them */
 };
 
 OWS__HIDDEN const char *ows__net_name(ows_net net);
@@ -99,6 +99,21 @@ struct ows_config {
 	char *group;         /* people allowed to start sandboxes */
 	char *launcher;      /* the setuid launcher's installed path */
 	char *nft_table;     /* inet table of our own */
+	/* [credentials], [credential NAME], [toolchains]: what the person shares */
+	ows__strv cred_enabled;        /* catalog names switched on */
+	struct ows__cred_custom *custom; /* [credential NAME] sections */
+	size_t ncustom;
+	ows__strv toolchains;          /* home-relative names switched on, or absolute folders */
+};
+
+/* A file or folder under the home the person added to the catalog. */
+struct ows__cred_custom {
+	char *name;
+	char *path;          /* relative to the home */
+	bool credential;     /* else configuration */
+	ows__strv hosts;
+	char *lets;          /* what it lets the agent do, for the agent's text */
+	char *env;           /* the variable its tool reads, set to the copy; NULL for none */
 };
 
 /* Built-in defaults; never fails except for memory. */
@@ -107,6 +122,32 @@ OWS__HIDDEN int ows__config_defaults(ows_config *config, ows_error *err);
 OWS__HIDDEN void ows__config_release(ows_config *config);
 /* An account, group or table name: [A-Za-z0-9_-], not starting with '-', at most 31. */
 OWS__HIDDEN bool ows__name_is_safe(const char *s);
+/* A path relative to the home that stays in it: no "..", no leading "/", not empty. */
+OWS__HIDDEN bool ows__home_path_is_safe(const char *s);
+
+/* ------------------------------------------------------------ catalog */
+
+/* An entry of the credential catalog, built in or added in the config. */
+typedef struct ows__cred {
+	const char *name;       /* "ssh" */
+	const char *label;      /* "SSH keys" */
+	const char *path;       /* relative to the home: ".ssh" */
+	bool credential;        /* a secret inside, else configuration */
+	const char *env;        /* the variable its tool reads, or NULL */
+	const char *env_leaf;   /* what the variable names, relative to the private home; NULL: path */
+	const char *hosts;      /* comma-separated allow-list patterns, or NULL */
+	const ows__strv *more_hosts; /* a custom entry's hosts */
+	const char *lets;       /* "push and pull over SSH ... as the person" */
+} ows__cred;
+
+/* The built-in entries, then the config's; false past the end. */
+OWS__HIDDEN bool ows__cred_at(const ows_config *config, size_t i, ows__cred *out);
+/* The entry called `name`, or false. */
+OWS__HIDDEN bool ows__cred_find(const ows_config *config, const char *name, ows__cred *out);
+/* Whether the machine's config switched `name` on. */
+OWS__HIDDEN bool ows__cred_enabled(const ows_config *config, const char *name);
+/* The toolchain folders the catalog offers, relative to the home; NULL past the end. */
+OWS__HIDDEN const char *ows__toolchain_at(size_t i);
 
 /* ---------------------------------------------------------- environment */
 
@@ -197,6 +238,7 @@ struct ows_session {
 	char *private_dir;
 	char *default_cwd;       /* first read-write folder, else the private home */
 	ows__strv env;           /* the base environment of every command */
+	char *agent_text;        /* what shared logins let the agent do; NULL: nothing */
 	ows__audit audit;
 	ows_proc *procs;
 	uint32_t next_proc_id;

@@ -254,18 +254,19 @@ int ows_policy_set_run_as(ows_policy *p, const char *user, ows_error *err)
 
 int ows_policy_add_credential(ows_policy *p, const char *name, ows_error *err)
 {
-	(void)p;
-	return ows__fail(err, OWS_ENOSYS, 0, name,
-			 "leave credentials out for now: the catalog is not built yet",
-			 "sharing credentials is not available in this version");
+	if (!p || !name || !ows__name_is_safe(name))
+		return ows__fail(err, OWS_EINVAL, 0, name ? name : "", "run `owsbx credentials` for the names",
+				 "not a credential name");
+	return ows__strv_push(&p->credentials, name, err);
 }
 
 int ows_policy_add_toolchain(ows_policy *p, const char *path, ows_error *err)
 {
-	(void)p;
-	return ows__fail(err, OWS_ENOSYS, 0, path,
-			 "pass the folder with --ro for now",
-			 "toolchain folders are not available in this version");
+	if (!p || !path || (path[0] != '/' && !ows__home_path_is_safe(path)))
+		return ows__fail(err, OWS_EINVAL, 0, path ? path : "",
+				 "name a folder under the home, such as .cargo",
+				 "not a toolchain folder");
+	return ows__strv_push(&p->toolchains, path, err);
 }
 
 /* ------------------------------------------------------------------ JSON */

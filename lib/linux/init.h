@@ -90,6 +90,10 @@ struct ows__plan {
 
 	const char *private_dir;     /* made by init on the sandbox's /tmp when set */
 	uint16_t proxy_port;         /* allowlist: listen on 127.0.0.1:port inside, for the host */
+	const char *priv_home;       /* where shared copies go */
+	const ows__file *files;      /* shared copies, relative to priv_home */
+	size_t nfiles;
+	const char *passwd;          /* the sandbox's /etc/passwd: home is the private home */
 
 	int ctl;                     /* init's end of the control socket */
 };

@@ -184,4 +184,38 @@ OWS__HIDDEN int ows__journal_close(ows__journal *j, ows_error *err);
 OWS__HIDDEN int ows__journal_close_session(const ows_config *config, const char *session_id,
 					   ows_error *err);
 
+/* ------------------------------------------------ sharing (creds.c) */
+
+/* A copy for the private home: a file's content, or a folder to make. */
+typedef struct ows__file {
+	char *path;   /* relative to the home, as in the person's home */
+	char *data;
+	size_t len;
+	bool dir;
+} ows__file;
+
+/* What a session gets of the person's on purpose. */
+typedef struct ows__share {
+	ows__file *files;   /* in walk order: a folder before what it holds */
+	size_t nfiles;
+	size_t bytes;
+	ows__strv env;      /* NAME=VALUE: where each tool finds its copy */
+	ows__strv hosts;    /* allow-list patterns the shared tools need */
+	ows__strv ro_dirs;  /* toolchain folders, absolute, to be visible read-only */
+	ows__strv path_dirs;/* their bin folders, for PATH */
+	char *agent_text;   /* what the agent can do with them; NULL when nothing is shared */
+} ows__share;
+
+/*
+ * Reads what the machine's config shares (narrowed by the policy) from
+ * `home`; `priv_home` is the private home the copies will live in (for the
+ * variables).  Nothing shared is not an error.
+ */
+OWS__HIDDEN int ows__share_collect(const ows_config *config, const ows_policy *policy,
+				   const char *home, const char *priv_home, ows__share *out,
+				   ows_error *err);
+OWS__HIDDEN void ows__share_free(ows__share *sh);
+/* Adds the shared tools' variables to `env` and their bin folders to its PATH. */
+OWS__HIDDEN int ows__env_add_share(ows__strv *env, const ows__share *sh, ows_error *err);
+
 #endif /* OWS_LINUX_H */

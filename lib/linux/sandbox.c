@@ -256,6 +256,71 @@ static void make_private(const struct ows__plan *p)
 	}
 }
 
+/* Writes `len` bytes to a new file at `path`, owner-only, for the account inside. */
+static void write_new(const struct ows__plan *p, const char *path, const char *data, size_t len,
+		      mode_t mode)
+{
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		ows__init_die(p, "create", path);
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			ows__init_die(p, "write", path);
+		off += (size_t)w;
+	}
+	if (!p->userns && fchown(fd, p->uid, p->gid) != 0)
+		ows__init_die(p, "chown", path);
+	close(fd);
+}
+
+/*
+ * The copies the person shares, into the private home, and an /etc/passwd
+ * whose entry for the account points at the private home, so that tools
+ * that ask the system for ~ (ssh does) find the copies, and nothing of the
+ * machine's other accounts is listed.
+ */
+static void write_shared(const struct ows__plan *p)
+{
+	char path[4096];
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const ows__file *f = &p->files[i];
+		path[0] = '\0';
+		ows__buf_add(path, sizeof(path), p->priv_home);
+		ows__buf_add(path, sizeof(path), "/");
+		ows__buf_add(path, sizeof(path), f->path);
+		/* The folders above an entry (.config for .config/gh) first. */
+		for (char *s = path + strlen(p->priv_home) + 1; (s = strchr(s, '/')); s++) {
+			*s = '\0';
+			if (mkdir(path, 0700) == 0 && !p->userns && chown(path, p->uid, p->gid) != 0)
+				ows__init_die(p, "chown", path);
+			*s = '/';
+		}
+		if (!f->dir) {
+			write_new(p, path, f->data, f->len, 0600);
+			continue;
+		}
+		if (mkdir(path, 0700) != 0 && errno != EEXIST)
+			ows__init_die(p, "mkdir", path);
+		if (!p->userns && chown(path, p->uid, p->gid) != 0)
+			ows__init_die(p, "chown", path);
+	}
+	if (!p->passwd)
+		return;
+	path[0] = '\0';
+	ows__buf_add(path, sizeof(path), p->priv_home);
+	ows__buf_add(path, sizeof(path), "/../.passwd");
+	write_new(p, path, p->passwd, strlen(p->passwd), 0644);
+	int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+	if (fd < 0 || mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof(ro)) != 0 ||
+	    move_mount(fd, "", AT_FDCWD, "/etc/passwd", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+		ows__init_die(p, "mount the sandbox's passwd", "/etc/passwd");
+	close(fd);
+}
+
 /*
  * allowlist: the sandbox has a network namespace of its own with only
  * loopback in it, and the one way out is a socket listening there on the
@@ -307,6 +372,7 @@ static __attribute__((noreturn)) void init_main(struct ows__plan *p)
 	build_root(p);
 	if (p->private_dir)
 		make_private(p);
+	write_shared(p);
 	if (p->proxy_port)
 		open_proxy_listener(p);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -326,6 +392,7 @@ struct landlock_impl {
 	ows__ctl ctl;
 	ows__private pv;
 	ows__strv strings;      /* plan strings the host must keep until clone */
+	ows__share share;       /* what the person shares, until clone */
 };
 
 static const char *keep(struct landlock_impl *li, const char *s, ows_error *err)
@@ -651,6 +718,34 @@ static int plan_support(struct ows__plan *p, const ows_policy *policy, ows_net n
 	return ows__seccomp_build(&p->seccomp, net, err);
 }
 
+/* Toolchain folders read-only at their own paths; copies and passwd for init. */
+static int plan_shared(struct ows__plan *p, struct landlock_impl *li, const char *user,
+		       ows_error *err)
+{
+	const ows__share *sh = &li->share;
+	for (size_t i = 0; i < sh->ro_dirs.len; i++) {
+		int rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = sh->ro_dirs.v[i],
+						       .dst = sh->ro_dirs.v[i]}, err);
+		if (rc == 0)
+			rc = add_rule(p, sh->ro_dirs.v[i], OWS_LL_FS_READ, err);
+		if (rc < 0)
+			return rc;
+	}
+	p->files = sh->files;
+	p->nfiles = sh->nfiles;
+	char line[1024];
+	snprintf(line, sizeof(line),
+		 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+		 "%s:x:%u:%u::%s:/bin/sh\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		 user ? user : "sandbox", (unsigned)p->uid, (unsigned)p->gid, p->priv_home);
+	if (p->uid == 65534) /* nobody is the account itself: one line for it */
+		snprintf(line, sizeof(line),
+			 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+			 "nobody:x:65534:65534:nobody:%s:/bin/sh\n", p->priv_home);
+	return (p->passwd = keep(li, line, err)) ? 0 : OWS_ENOMEM;
+}
+
 /* ------------------------------------------------------------ host: probes */
 
 struct probes {
@@ -756,6 +851,7 @@ static int probes_open(struct probes *pb, struct ows__plan *p, struct landlock_i
 
 static void impl_free(struct landlock_impl *li)
 {
+	ows__share_free(&li->share);
 	ows__ctl_close(NULL, &li->ctl);
 	ows__private_remove(&li->pv, NULL);
 	ows__strv_free(&li->strings);
@@ -827,28 +923,39 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 			goto fail;
 		}
 	}
-	if ((rc = plan_system(p, li, err)) < 0 ||
-	    (rc = plan_folders(p, li, policy, config->private_root ? priv : NULL, err)) < 0)
+	char path[256];
+	snprintf(path, sizeof(path), "%s/home", priv);
+	if (!(p->priv_home = keep(li, path, err))) {
+		rc = OWS_ENOMEM;
+		goto fail;
+	}
+	if ((rc = ows__share_collect(config, policy, home, p->priv_home, &li->share, err)) < 0 ||
+	    (rc = plan_system(p, li, err)) < 0 ||
+	    (rc = plan_folders(p, li, policy, config->private_root ? priv : NULL, err)) < 0 ||
+	    (rc = plan_shared(p, li, user, err)) < 0)
 		goto fail;
 	qsort(p->mounts, (size_t)p->nmounts, sizeof(p->mounts[0]), cmp_mount);
 	if ((rc = plan_skeleton(p, li, err)) < 0)
 		goto fail;
 
-	char *priv_home = ows__asprintf(err, "%s/home", priv);
 	char *priv_tmp = ows__asprintf(err, "%s/tmp", priv);
 	char *priv_cache = ows__asprintf(err, "%s/cache", priv);
-	ows__env_spec spec = {.home = priv_home, .tmp = priv_tmp, .cache = priv_cache,
+	ows__env_spec spec = {.home = p->priv_home, .tmp = priv_tmp, .cache = priv_cache,
 			      .user = user, .provider = "landlock",
 			      .host_env = (const char *const *)environ};
-	rc = priv_home && priv_tmp && priv_cache ? ows__env_build(policy, &spec, &s->env, err)
-						 : OWS_ENOMEM;
+	rc = priv_tmp && priv_cache ? ows__env_build(policy, &spec, &s->env, err) : OWS_ENOMEM;
 	free(priv_tmp);
 	free(priv_cache);
-	if (rc < 0) {
-		free(priv_home);
+	if (rc == 0)
+		rc = ows__env_add_share(&s->env, &li->share, err);
+	if (rc < 0 || !(s->default_cwd = ows__strdup(p->priv_home, err))) {
+		rc = rc < 0 ? rc : OWS_ENOMEM;
 		goto fail;
 	}
-	s->default_cwd = priv_home;
+	if (li->share.agent_text) {
+		s->agent_text = li->share.agent_text;
+		li->share.agent_text = NULL;
+	}
 	for (size_t i = 0; i < policy->nfolders; i++)
 		if (policy->folders[i].access == OWS_ACCESS_RW) {
 			char *cwd = ows__strdup(policy->folders[i].path, err);
@@ -879,6 +986,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		goto fail;
 	s->private_dir = ows__strdup(priv, err);
 	ows__strv_free(&li->strings);
+	ows__share_free(&li->share);
 	if (!s->private_dir) {
 		rc = OWS_ENOMEM;
 		goto fail;
