@@ -94,6 +94,7 @@ struct ows__plan {
 	const ows__file *files;      /* shared copies, relative to priv_home */
 	size_t nfiles;
 	const char *passwd;          /* the sandbox's /etc/passwd: home is the private home */
+	char *const *shared_env;     /* NAME=VALUE set by shared entries: not secrets (the proof) */
 
 	int ctl;                     /* init's end of the control socket */
 };

@@ -733,6 +733,7 @@ static int plan_shared(struct ows__plan *p, struct landlock_impl *li, const char
 	}
 	p->files = sh->files;
 	p->nfiles = sh->nfiles;
+	p->shared_env = sh->env.v;
 	char line[1024];
 	snprintf(line, sizeof(line),
 		 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
