@@ -2,11 +2,13 @@
  * The `landlock` provider: a wall that needs no setup.
  *
  * The host clones an init process into new user (unless the host is root),
- * PID, mount, IPC and UTS namespaces, and a network namespace in `none`.
- * Init builds a root of its own on a tmpfs holding only the system (read
- * only), the session's folders at their own paths and the private folder,
- * pivots into it, drops every capability, restricts itself with Landlock and
- * seccomp, proves the wall from inside, and then starts commands on request.
+ * PID, mount, IPC and UTS namespaces, and a network namespace of its own
+ * unless the network is `open`.  Init builds a root of its own on a tmpfs
+ * holding only the system (read only), the session's folders at their own
+ * paths, the toolchains the person shares (read only) and a /tmp of its own
+ * with the private folder and the shared copies in it; pivots into it, drops
+ * every capability, restricts itself with Landlock and seccomp, proves the
+ * wall from inside, and then starts commands on request.
  * Every command is init's child, so every process the agent starts lives in
  * init's PID namespace and dies with it: when the session closes, or when the
  * host dies (the control socket closes), init kills everything and exits.
