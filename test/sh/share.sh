@@ -13,7 +13,7 @@ H=$TU_HOME
 # The config is the machine's (root's, readable); the events file is the person's.
 cfg=$TU_BIN_DIR/share.ini
 EV=$(mktemp -d /tmp/owstest-ev.XXXXXX)
-owstest_rmdir_at_exit "$EV"
+owstest_remove_at_exit "$EV"
 chown "$TU_UID:$TU_GID" "$EV"
 write_cfg() { printf '%s\n' "$@" >"$cfg"; chmod 0644 "$cfg"; }
 as_user /bin/sh -c "
