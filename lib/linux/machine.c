@@ -929,16 +929,8 @@ static void proof_summary(mctx *m, const char *role, const char *report)
 static int step_proof(mctx *m)
 {
 	json_t *p = obj(m->rec, "proof");
-	if (m->o.unproven_for_tests) {
-		progress(m, "proof: SKIPPED (unproven_for_tests): the machine's config is not changed");
-		json_object_set_new(p, "passed", json_false());
-		json_object_set_new(p, "skipped", json_true());
-		int rc = save(m);
-		return rc < 0 ? rc : 1;
-	}
 	static const struct { ows_net net; const char *role; } runs[] = {
 		{OWS_NET_NONE, "closed"}, {OWS_NET_OPEN, "open"}};
-	json_object_del(p, "skipped");
 	for (size_t i = 0; i < OWS__ARRAY_LEN(runs); i++) {
 		progress(m, "proof: open a throwaway sandbox as the %s account (network %s) and prove "
 			    "the wall from inside", runs[i].role, ows__net_name(runs[i].net));
@@ -991,12 +983,6 @@ static int step_config(mctx *m, bool plan_only)
 		free(text);
 		return 0;
 	}
-	if (m->o.unproven_for_tests) {
-		note(m, "the proof is skipped (a test run): %s will not choose the account provider",
-		     path);
-		free(text);
-		return 0;
-	}
 	change(m, "config", "after the proof passes, choose the account provider: [sandbox] "
 			    "provider = account in %s", path);
 	if (plan_only || !m->apply) {
@@ -1036,7 +1022,7 @@ out:
 	return rc;
 }
 
-/* Runs every step; stops at the first failure.  Returns 1 when the proof was skipped. */
+/* Runs every step; stops at the first failure. */
 static int run_steps(mctx *m)
 {
 	int rc;
@@ -1103,8 +1089,6 @@ int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error
 	}
 	if (rc == 0)
 		rc = run_steps(&m);
-	if (rc == 1)
-		rc = 0; /* proof skipped for tests: done, and said so through progress */
 	ctx_free(&m);
 	return rc;
 }
@@ -1332,9 +1316,7 @@ int ows_machine_status(const ows_config *c, char **status, ows_error *err)
 	if (jtrue(p, "passed"))
 		row(&r, "proof", "ok", fix, "setup proved the wall as both accounts");
 	else
-		row(&r, "proof", "fail", fix, "%s", jtrue(p, "skipped")
-			? "setup skipped the proof (a test run): the wall is unproven"
-			: "the wall has not been proved: setup did not finish");
+		row(&r, "proof", "fail", fix, "the wall has not been proved: setup did not finish");
 
 	json_t *out = json_pack("{s:s, s:b, s:o, s:i, s:s}", "provider_in_config",
 				c->provider ? c->provider : "", "set_up", rec && r.failing == 0,
