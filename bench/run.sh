@@ -44,3 +44,16 @@ for name, ms in med.items():
 ours = med["owsbx run (landlock, none)"]
 print("goal: owsbx run no slower than bwrap: %s (%.2fx)" % ("met" if ours <= bwrap else "NOT met", ours / bwrap))
 PY
+
+# The account provider's parts, in the same run: ACL grant and revoke on 100,000 files
+# against setfacl -R, and the account provider's spawn cost next to bwrap (both root only:
+# they create a throwaway tree, and a throwaway person and machine setup).
+if [ "$(id -u)" -eq 0 ]; then
+	echo
+	bench/acl.sh
+	echo
+	bench/account.sh
+else
+	echo
+	echo "bench: skipping bench/acl.sh and bench/account.sh (they need root)"
+fi
