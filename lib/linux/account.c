@@ -422,7 +422,8 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		char cmd[sizeof(err->hint)];
 		ows__machine_fix(config, cmd, sizeof(cmd));
 		int n = snprintf(err->hint, sizeof(err->hint), "is the firewall table gone? ");
-		snprintf(err->hint + n, sizeof(err->hint) - (size_t)n, "%.*s", (int)(sizeof(err->hint) - (size_t)n - 1), cmd);
+		size_t room = sizeof(err->hint) - (size_t)n;
+		snprintf(err->hint + n, room, "%.*s", (int)(room - 1), cmd);
 	}
 	if (rc < 0)
 		goto fail;

@@ -133,8 +133,10 @@ struct ows__machine {
 /*
  * Checks that the machine is set up as its record says: the record is
  * there and intact, both accounts exist with the recorded uids, the group
- * with its gid, the launcher root-owned, group-owned and 4750, the state
- * folders in place; and that the caller is root or in the group.  Works
+ * with its gid, the launcher root-owned, group-owned and 4750, its record
+ * (<launcher>.conf) root's and as setup wrote it, the state folders in
+ * place; and that the caller is root or in the group.  It does not require
+ * the proof to have passed: setup's proof opens sessions through it.  Works
  * without root (the firewall is left to the provider's proof, since nft
  * cannot be listed by a person).  OWS_ESETUP, with the command that sets
  * the machine up again in err->hint, when anything is missing or wrong;
