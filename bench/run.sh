@@ -50,3 +50,16 @@ PY
 echo
 cp build/bench/session_spawn "$tmp/session_spawn"
 $as "$tmp/session_spawn" "$runs"
+
+# The account provider's parts, in the same run: ACL grant and revoke on 100,000 files
+# against setfacl -R, and the account provider's spawn cost next to bwrap (both root only:
+# they create a throwaway tree, and a throwaway person and machine setup).
+if [ "$(id -u)" -eq 0 ]; then
+	echo
+	bench/acl.sh
+	echo
+	bench/account.sh
+else
+	echo
+	echo "bench: skipping bench/acl.sh and bench/account.sh (they need root)"
+fi

@@ -122,8 +122,6 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 				a->json = true;
 			else if (strcmp(arg, "--yes") == 0 || strcmp(arg, "-y") == 0)
 				a->yes = true;
-			else if (strcmp(arg, "--unproven-for-tests") == 0)
-				a->unproven_for_tests = true;
 			else if (strcmp(arg, "--for-user") == 0)
 				slot = &a->for_user;
 			else if (strcmp(arg, "--config") == 0)

@@ -37,7 +37,6 @@ typedef struct owsbx_args {
 	bool yes;                 /* machine: --yes, do not ask */
 	const char *for_user;     /* machine setup: --for-user */
 	const char *launcher_source; /* machine setup: --launcher-source */
-	bool unproven_for_tests;  /* machine setup: --unproven-for-tests (hidden) */
 	char **argv;              /* the command after "--", borrowed from main's argv */
 } owsbx_args;
 

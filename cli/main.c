@@ -237,8 +237,7 @@ static int machine_setup(owsbx_args *a, ows_config *config, ows_setup_options *s
 		print_error(&err);
 		return 1;
 	}
-	printf(so->unproven_for_tests ? "Setup done, UNPROVEN (test run): the machine's config was not changed.\n"
-				      : "Setup done: the wall is proved and the account provider is chosen.\n");
+	printf("Setup done: the wall is proved and the account provider is chosen.\n");
 	return 0;
 }
 
@@ -319,7 +318,6 @@ static int cmd_machine(owsbx_args *a, ows_config *config)
 	ows_setup_options_init(&so);
 	so.for_user = a->for_user;
 	so.progress = on_progress;
-	so.unproven_for_tests = a->unproven_for_tests;
 	char *source = a->launcher_source ? NULL : default_launcher_source();
 	so.launcher_source = a->launcher_source ? a->launcher_source : source;
 	const char *v = a->machine_verb;

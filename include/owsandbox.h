@@ -311,12 +311,6 @@ typedef struct ows_setup_options {
 	 * the installed one; setup fails when there is none yet.  Borrowed.
 	 */
 	const char *launcher_source;
-	/*
-	 * Tests only: skip the proof at the end of setup.  The machine's
-	 * config is then NOT switched to the account provider, the record
-	 * says the wall is unproven, and status reports it as failing.
-	 */
-	int unproven_for_tests;
 } ows_setup_options;
 
 OWS_API void ows_setup_options_init(ows_setup_options *opts);

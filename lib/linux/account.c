@@ -35,122 +35,13 @@
 
 extern char **environ;
 
-#define SETUP_HINT "run `sudo owsbx machine sandbox setup`"
-
-/* ---------------------------------------------------------- machine check */
-
-/* What the machine's setup provides the provider, as checked at open. */
-typedef struct account_setup {
-	uid_t closed_uid, open_uid;
-	gid_t group_gid;
-	char state_dir[4096];
-} account_setup;
-
-static int setup_broken(ows_error *err, const char *where, const char *hint, const char *what)
-{
-	return ows__fail(err, OWS_ESETUP, 0, where, hint ? hint : SETUP_HINT,
-			 "the account sandbox is not set up: %s", what);
-}
-
-/* Reads the launcher's record (<launcher>.conf, key=value lines) into *out. */
-static int read_launcher_record(const char *launcher, account_setup *out, ows_error *err)
-{
-	char path[4200];
-	snprintf(path, sizeof(path), "%s.conf", launcher);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return setup_broken(err, path, NULL, "the launcher's record is missing");
-	char line[4200];
-	unsigned seen = 0;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		char *eq = strchr(line, '=');
-		if (!eq || line[0] == '#')
-			continue;
-		*eq = '\0';
-		const char *v = eq + 1;
-		if (strcmp(line, "closed_uid") == 0) {
-			out->closed_uid = (uid_t)strtoul(v, NULL, 10);
-			seen |= 1;
-		} else if (strcmp(line, "open_uid") == 0) {
-			out->open_uid = (uid_t)strtoul(v, NULL, 10);
-			seen |= 2;
-		} else if (strcmp(line, "group_gid") == 0) {
-			out->group_gid = (gid_t)strtoul(v, NULL, 10);
-			seen |= 4;
-		} else if (strcmp(line, "state_dir") == 0) {
-			snprintf(out->state_dir, sizeof(out->state_dir), "%s", v);
-			seen |= 8;
-		}
-	}
-	fclose(f);
-	if (seen != 15)
-		return setup_broken(err, path, NULL, "the launcher's record is incomplete");
-	return 0;
-}
-
-/*
- * The machine check, in one place so that it can become the machine
- * setup's own check: the two accounts and the group exist and match the
- * launcher's record, the caller is in the group, the launcher is a
- * root-owned setuid file, and the record names the config's state folder.
- */
-static int machine_check(const ows_config *config, account_setup *out, ows_error *err)
-{
-	memset(out, 0, sizeof(*out));
-	struct stat st;
-	if (!config->launcher || stat(config->launcher, &st) != 0)
-		return setup_broken(err, config->launcher, NULL, "the launcher is missing");
-	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || !(st.st_mode & S_ISUID))
-		return setup_broken(err, config->launcher, NULL,
-				    "the launcher is not a root-owned setuid program");
-	int rc = read_launcher_record(config->launcher, out, err);
-	if (rc < 0)
-		return rc;
-	struct passwd *closed = getpwnam(config->closed_user);
-	if (!closed || closed->pw_uid != out->closed_uid || closed->pw_uid == 0)
-		return setup_broken(err, config->closed_user, NULL,
-				    "the closed-network account is missing or changed");
-	struct passwd *open = getpwnam(config->open_user);
-	if (!open || open->pw_uid != out->open_uid || open->pw_uid == 0)
-		return setup_broken(err, config->open_user, NULL,
-				    "the open-network account is missing or changed");
-	struct group *g = getgrnam(config->group);
-	if (!g || g->gr_gid != out->group_gid)
-		return setup_broken(err, config->group, NULL, "the sandbox group is missing or changed");
-	if (!config->state_dir || strcmp(config->state_dir, out->state_dir) != 0)
-		return setup_broken(err, config->state_dir, NULL,
-				    "the config's state_dir is not the one the launcher uses");
-	if (getuid() != 0 && getgid() != g->gr_gid) {
-		gid_t groups[256];
-		int n = getgroups((int)OWS__ARRAY_LEN(groups), groups);
-		bool member = false;
-		for (int i = 0; i < n && !member; i++)
-			member = groups[i] == g->gr_gid;
-		if (!member) {
-			struct passwd *me = getpwuid(getuid());
-			char hint[256];
-			snprintf(hint, sizeof(hint),
-				 "ask an administrator to run `sudo owsbx machine sandbox setup "
-				 "--for-user %s`, then log in again",
-				 me ? me->pw_name : "YOU");
-			return setup_broken(err, config->group, hint,
-					    "you are not in the group allowed to start sandboxes");
-		}
-	}
-	if (access(config->launcher, X_OK) != 0)
-		return setup_broken(err, config->launcher, NULL, "you may not run the launcher");
-	return 0;
-}
-
 /* ------------------------------------------------------------ host state */
 
 struct account_impl {
 	ows__ctl ctl;
-	ows_config config;       /* a copy: revoking at close needs it */
+	ows_config config;       /* a copy: the launcher's path and cleanup need it */
 	char *account;           /* the account's name */
-	char **granted;          /* folders granted so far, to revoke */
-	size_t ngranted;
+	ows__journal *journal;   /* the session's grants; NULL when it has no folder */
 };
 
 static int config_copy(ows_config *dst, const ows_config *src, ows_error *err)
@@ -172,17 +63,12 @@ static int config_copy(ows_config *dst, const ows_config *src, ows_error *err)
 	return 0;
 }
 
-static int revoke_all(struct account_impl *ai, ows_session *s, ows_error *err)
+/* Revokes every grant the session's journal lists, then removes the journal. */
+static int revoke_all(struct account_impl *ai, ows_error *err)
 {
-	int rc = 0;
-	while (ai->ngranted > 0) {
-		char *path = ai->granted[--ai->ngranted];
-		int r = ows_acl_revoke(&ai->config, s->id, ai->account, path, err);
-		if (r < 0 && rc == 0)
-			rc = r;
-		free(path);
-	}
-	return rc;
+	ows__journal *j = ai->journal;
+	ai->journal = NULL;
+	return ows__journal_close(j, err);
 }
 
 /* Runs `launcher cleanup --session ID`: what a killed launcher left behind. */
@@ -222,8 +108,7 @@ static void impl_free(struct account_impl *ai, ows_session *s)
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			launcher_cleanup(ai, s);
 	}
-	revoke_all(ai, s, NULL);
-	free(ai->granted);
+	revoke_all(ai, NULL);
 	free(ai->account);
 	ows__config_release(&ai->config);
 	free(ai);
@@ -449,8 +334,9 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 				 "leave credentials out for now",
 				 "the account provider does not copy credentials in yet");
 	bool closed = s->net != OWS_NET_OPEN;
-	account_setup setup;
-	if ((rc = machine_check(config, &setup, err)) < 0)
+	/* Never without the wall: a broken setup refuses, naming the command that repairs it. */
+	struct ows__machine setup;
+	if ((rc = ows__machine_check(config, &setup, err)) < 0)
 		return rc;
 
 	struct account_impl *ai = ows__calloc(1, sizeof(*ai), err);
@@ -459,13 +345,19 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	ai->ctl.fd = -1;
 	ai->ctl.listener = -1;
 	if ((rc = config_copy(&ai->config, config, err)) < 0 ||
-	    !(ai->account = ows__strdup(closed ? config->closed_user : config->open_user, err)) ||
-	    !(ai->granted = ows__calloc(policy->nfolders + 1, sizeof(char *), err))) {
+	    !(ai->account = ows__strdup(closed ? setup.closed_user : setup.open_user, err))) {
 		rc = rc < 0 ? rc : OWS_ENOMEM;
 		goto fail;
 	}
-	/* Grants a crashed host left behind go first. */
+	/*
+	 * Grants a killed host left behind go first.  Cleanup touches only
+	 * journals whose lock is free, so live sessions keep theirs; what it
+	 * cannot revoke stays journaled for the next try and does not stop us.
+	 */
 	ows_machine_cleanup(config, NULL);
+	/* Journaled before granted: a host killed from here on leaves nothing for good. */
+	if (policy->nfolders && (rc = ows__journal_open(config, s->id, &ai->journal, err)) < 0)
+		goto fail;
 
 	struct passwd *me = getpwuid(getuid());
 	if (me && me->pw_dir && (home = realpath(me->pw_dir, NULL)) && strcmp(home, "/") == 0) {
@@ -490,14 +382,9 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 				   home ? home : f->path, err);
 		if (rc < 0)
 			goto fail;
-		if (!(ai->granted[ai->ngranted] = ows__strdup(f->path, err))) {
-			rc = OWS_ENOMEM;
-			goto fail;
-		}
-		ai->ngranted++;
 	}
 
-	char *priv = ows__asprintf(err, "%s/sandboxes/%s", setup.state_dir, s->id);
+	char *priv = ows__asprintf(err, "%s/%s", setup.sandboxes_dir, s->id);
 	char *priv_home = priv ? ows__asprintf(err, "%s/home", priv) : NULL;
 	char *priv_tmp = priv ? ows__asprintf(err, "%s/tmp", priv) : NULL;
 	char *priv_cache = priv ? ows__asprintf(err, "%s/cache", priv) : NULL;
@@ -530,6 +417,14 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		goto fail;
 	rc = ows__ctl_receive_proof(s, &ai->ctl, "account", err);
 	probes_close(&pb);
+	if (rc == OWS_EVERIFY && closed && err) {
+		/* The firewall is the one piece a person cannot check: say how to restore it. */
+		char cmd[sizeof(err->hint)];
+		ows__machine_fix(config, cmd, sizeof(cmd));
+		int n = snprintf(err->hint, sizeof(err->hint), "is the firewall table gone? ");
+		size_t room = sizeof(err->hint) - (size_t)n;
+		snprintf(err->hint + n, room, "%.*s", (int)(room - 1), cmd);
+	}
 	if (rc < 0)
 		goto fail;
 	s->enforcement = "full";
@@ -584,7 +479,7 @@ static int account_close(ows_session *s, ows_error *err)
 			launcher_cleanup(ai, s);
 	}
 	ows__ctl_close(s, &ai->ctl); /* marks every handle as ended */
-	int rc = revoke_all(ai, s, err);
+	int rc = revoke_all(ai, err);
 	impl_free(ai, s);
 	s->impl = NULL;
 	return rc;
@@ -602,8 +497,9 @@ const ows__provider ows__account_provider = {
 bool ows__account_ready(const ows_config *config, char *why, size_t why_len)
 {
 	ows_config defaults;
-	ows_error e = {0};
-	account_setup setup;
+	ows_error e;
+	ows_error_clear(&e);
+	struct ows__machine m;
 	if (!config) {
 		if (ows__config_defaults(&defaults, NULL) < 0) {
 			snprintf(why, why_len, "out of memory");
@@ -611,13 +507,19 @@ bool ows__account_ready(const ows_config *config, char *why, size_t why_len)
 		}
 		config = &defaults;
 	}
-	bool ok = machine_check(config, &setup, &e) == 0;
-	if (ok)
+	/* Set up for this caller: the record, the accounts, the launcher, the group. */
+	bool ok = ows__machine_check(config, &m, &e) == 0;
+	if (ok && !m.proved) {
+		ok = false;
+		snprintf(why, why_len, "setup has not proved the wall yet: %s",
+			 "run `sudo owsbx machine sandbox setup` again");
+	} else if (ok) {
 		snprintf(why, why_len, "accounts %s and %s, setuid launcher %s; nftables by uid, "
 			 "ACL grants, Landlock and seccomp inside, own PID namespace",
-			 config->closed_user, config->open_user, config->launcher);
-	else
+			 m.closed_user, m.open_user, m.launcher);
+	} else {
 		snprintf(why, why_len, "%s (%s): %s", e.what, e.where, e.hint);
+	}
 	if (config == &defaults)
 		ows__config_release(&defaults);
 	return ok;

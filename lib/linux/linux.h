@@ -124,7 +124,7 @@ struct ows__machine {
 	char closed_user[32], open_user[32], group[32];
 	char launcher[4096];        /* root:group 4750, as recorded */
 	char state_dir[4096];
-	char sandboxes_dir[4096];   /* per-session private folders: 1771 root:group */
+	char sandboxes_dir[4096];   /* per-session private folders: 0711 root:group */
 	char journal_dir[4096];     /* grant journal: 1770 root:group */
 	char nft_table[32];
 	bool proved;                /* setup's proof passed */
@@ -133,8 +133,10 @@ struct ows__machine {
 /*
  * Checks that the machine is set up as its record says: the record is
  * there and intact, both accounts exist with the recorded uids, the group
- * with its gid, the launcher root-owned, group-owned and 4750, the state
- * folders in place; and that the caller is root or in the group.  Works
+ * with its gid, the launcher root-owned, group-owned and 4750, its record
+ * (<launcher>.conf) root's and as setup wrote it, the state folders in
+ * place; and that the caller is root or in the group.  It does not require
+ * the proof to have passed: setup's proof opens sessions through it.  Works
  * without root (the firewall is left to the provider's proof, since nft
  * cannot be listed by a person).  OWS_ESETUP, with the command that sets
  * the machine up again in err->hint, when anything is missing or wrong;
@@ -142,6 +144,9 @@ struct ows__machine {
  */
 OWS__HIDDEN int ows__machine_check(const ows_config *config, struct ows__machine *out,
 				   ows_error *err);
+
+/* The command that sets the machine up again: "sudo owsbx machine sandbox setup [--config F]". */
+OWS__HIDDEN void ows__machine_fix(const ows_config *config, char *buf, size_t len);
 
 /* The account provider: is this machine set up for it, for this caller?  Says why. */
 OWS__HIDDEN bool ows__account_ready(const ows_config *config, char *why, size_t why_len);

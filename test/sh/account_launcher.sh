@@ -21,19 +21,42 @@ check "outside the group: refused with the command that fixes it" \
 check "outside the group: the launcher cannot even be run" \
 	sh -c "! setpriv --reuid=$PUID --regid=$PGID --clear-groups $L cleanup --session $ID 2>/dev/null"
 
-sed "s|^closed_user = .*|closed_user = owstest_nobody$HEX|" "$CONF" >"$T/bad-account.ini"
-cp "$L" "$BIN/not-setuid" && chmod 0755 "$BIN/not-setuid"
-cp "$BIN/owsbx-launch.conf" "$BIN/not-setuid.conf"
-sed "s|^launcher = .*|launcher = $BIN/not-setuid|" "$CONF" >"$T/bad-launcher.ini"
-chmod 0644 "$T"/bad-*.ini
-out=$(as_person env OWSBX_CONFIG="$T/bad-account.ini" "$BIN/owsbx" run --provider account -- true 2>&1)
-check "a missing account: refused, with setup as the fix" \
-	grep -q "closed-network account is missing" <<<"$out"
-check "... and the hint names the command" grep -q "sudo owsbx machine sandbox setup" <<<"$out"
-out=$(as_person env OWSBX_CONFIG="$T/bad-launcher.ini" "$BIN/owsbx" run --provider account -- true 2>&1)
-check "a launcher that is not setuid root: refused" grep -q "not a root-owned setuid" <<<"$out"
-out=$(as_person "$BIN/not-setuid" cleanup --session $ID 2>&1)
+# The setup broken, one piece at a time: refused with the command that repairs it, then
+# repaired by that command.
+FIX="sudo owsbx machine sandbox setup --config $CONF"
+repair() { # desc
+	local out
+	out=$(machine setup --yes 2>&1)
+	if [ $? = 0 ] && owsbx run --provider account -- true >/dev/null 2>&1; then
+		ok "$1"
+	else
+		not_ok "$1"
+		diag <<<"$out"
+	fi
+}
+kill_all_of "$CLOSED"
+userdel "$CLOSED"
+out=$(owsbx run --provider account -- true 2>&1)
+check "the closed account deleted: the session is refused" grep -q "closed account $CLOSED is missing" <<<"$out"
+check "... with the command that sets the machine up again" grep -qF "$FIX" <<<"$out"
+repair "setup re-creates the account, and sessions run again"
+check "the launcher's record follows the re-created account" \
+	grep -qx "closed_uid=$(id -u "$CLOSED")" "$BIN/owsbx-launch.conf"
+[ -n "${OWSTEST_LEDGER:-}" ] && echo "$CLOSED $(id -u "$CLOSED") $SNAP/etc" >>"$OWSTEST_LEDGER"
+
+chmod 0755 "$L"
+out=$(owsbx run --provider account -- true 2>&1)
+check "a launcher that is not setuid root: refused" grep -q "launcher is missing or not root-owned" <<<"$out"
+check "... with the command that sets the machine up again" grep -qF "$FIX" <<<"$out"
+out=$(as_person "$L" cleanup --session $ID 2>&1)
 check "the launcher refuses to run without setuid root" grep -q "not installed setuid root" <<<"$out"
+repair "setup puts the launcher's mode back"
+
+rm -f "$BIN/owsbx-launch.conf"
+out=$(owsbx run --provider account -- true 2>&1)
+check "the launcher's record deleted: refused" grep -q "launcher's record is missing" <<<"$out"
+check "... with the command that sets the machine up again" grep -qF "$FIX" <<<"$out"
+repair "setup writes the launcher's record again"
 
 chmod 0664 "$BIN/owsbx-launch.conf"
 check "a record others may write is refused" refused "not a root-owned file" cleanup --session $ID
@@ -73,21 +96,23 @@ out=$(owsbx run --provider account -- true 2>&1)
 check "without the firewall table the proof fails and the session is refused" \
 	grep -q "the wall failed its proof" <<<"$out"
 check "... naming the check" grep -q "loopback port outside 47800-47899 refused" <<<"$out"
+check "... and the command that sets the machine up again" grep -qF "$FIX" <<<"$out"
 check "... and leaves no private folder" test -z "$(ls "$T/state/sandboxes")"
 check "the open account still works without the table" owsbx run --provider account --net open -- true
-nft -f - <<EOF
-table inet $TABLE {
-	chain output {
-		type filter hook output priority 0; policy accept;
-		meta skuid $(id -u "$CLOSED") ct state established,related accept
-		meta skuid $(id -u "$CLOSED") oifname "lo" ip daddr 127.0.0.1 tcp dport 47800-47899 accept
-		meta skuid $(id -u "$CLOSED") meta l4proto tcp reject with tcp reset
-		meta skuid $(id -u "$CLOSED") reject with icmpx admin-prohibited
-	}
-}
-EOF
+out=$(machine status 2>&1)
+fw_row_fails() { grep -A1 "^FAIL  firewall" <<<"$out" | grep -qF "fix: $FIX"; }
+check "status fails the firewall row, with the fix" fw_row_fails
+repair "setup loads the table again"
+
 out=$(as_person "$BIN/owsbx" report 2>&1)
 check "owsbx report: the account provider is enforced here" grep -q "^provider.account *enforced" <<<"$out"
+out=$(setpriv --reuid="$PUID" --regid="$PGID" --clear-groups env OWSBX_CONFIG="$CONF" \
+	"$BIN/owsbx" report 2>&1)
+check "owsbx report outside the group: the account provider is unavailable" \
+	grep -q "^provider.account *unavailable.*not in the group" <<<"$out"
+printf '[sandbox]\nstate_dir = %s/nowhere\n' "$T" >"$T/none.ini" && chmod 0644 "$T/none.ini"
+out=$(as_person env OWSBX_CONFIG="$T/none.ini" "$BIN/owsbx" report 2>&1)
+check "owsbx report on a machine not set up: unavailable" grep -q "^provider.account *unavailable" <<<"$out"
 
 # ------------------------------------------------------ what crosses over
 out=$(as_person env LD_LIBRARY_PATH=/nonexistent OWSBX_PROBE_VAR=1 "$BIN/owsbx" run \
