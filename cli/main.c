@@ -172,6 +172,7 @@ static void on_progress(void *ctx, const char *step)
 /* Asks on stdin; no answer (no terminal, end of input) is no. */
 static bool confirm(const char *question)
 {
+	fflush(stdout); /* the plan first, then the question */
 	fprintf(stderr, "%s [y/N] ", question);
 	fflush(stderr);
 	char line[64];
