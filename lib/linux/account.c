@@ -329,10 +329,12 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		return ows__fail(err, OWS_EUNSUPPORTED, 0, "network allowlist",
 				 "use --net none or --net open for now",
 				 "the allow-list proxy is not available in this version");
-	if (policy->credentials.len)
-		return ows__fail(err, OWS_EUNSUPPORTED, 0, "credentials",
-				 "leave credentials out for now",
-				 "the account provider does not copy credentials in yet");
+	/* Never drop silently what the person chose to share. */
+	if (policy->credentials.len || policy->toolchains.len || config->cred_enabled.len ||
+	    config->toolchains.len)
+		return ows__fail(err, OWS_EUNSUPPORTED, 0, "credentials and toolchains",
+				 "use the landlock provider, or switch [credentials] and [toolchains] off",
+				 "the account provider does not share credentials or toolchains yet");
 	bool closed = s->net != OWS_NET_OPEN;
 	/* Never without the wall: a broken setup refuses, naming the command that repairs it. */
 	struct ows__machine setup;
