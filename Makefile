@@ -152,8 +152,8 @@ $(WIN_OUT)/libowsandbox.a: $(WIN_LIB_OBJS)
 
 # The runner: started as the sandbox account, it reads the command's
 # environment from a file (never the command line) and runs the command.
-$(WIN_OUT)/owsbx-runner.exe: $(WIN_OUT)/cli/runner-win.o $(WIN_OUT)/libowsandbox.a
-	$(WIN_CC) $(WIN_CFLAGS) -municode -o $@ $< $(WIN_OUT)/libowsandbox.a $(WIN_LIBS)
+$(WIN_OUT)/owsbx-runner.exe: $(WIN_OUT)/cli/win/runner.o
+	$(WIN_CC) $(WIN_CFLAGS) -municode -o $@ $<
 
 $(WIN_OUT)/test/%.exe: test/win/%.c test/win/wtap.h $(WIN_OUT)/libowsandbox.a
 	@mkdir -p $(dir $@)
