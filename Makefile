@@ -5,6 +5,7 @@
 #   make check        run every test (root: the tests create throwaway users)
 #   make bench        run the benchmarks, side by side with bwrap and friends
 #   make install      PREFIX=/usr/local DESTDIR= : library, header, CLI, pkg-config
+#   make windows      cross-build for Windows with mingw-w64 into build/win (see docs/windows.md)
 
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
@@ -61,7 +62,7 @@ owsbx: $(CLI_OBJS) libowsandbox.a
 # The account provider's setuid launcher: init, Landlock and seccomp, and the
 # few helpers they use.  No jansson, no inih: it parses no JSON and no INI.
 LAUNCH_OBJS = build/cli/launcher.o $(addprefix build/lib/,linux/init.o linux/seccomp.o \
-	      linux/landlock.o linux/fs.o env.o util.o error.o)
+	      linux/landlock.o linux/fs.o linux/platform.o env.o util.o error.o)
 owsbx-launch: $(LAUNCH_OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pie -Wl,-z,relro,-z,now -o $@ $(LAUNCH_OBJS)
 
@@ -107,3 +108,53 @@ uninstall:
 
 clean:
 	rm -rf build libowsandbox.a libowsandbox.so owsbx owsbx-launch
+
+# ------------------------------------------------------------------ windows
+# Cross-built with mingw-w64; separate objects under build/win, so it never
+# touches the Linux build.  mbedTLS and jansson come from
+# scripts/windows-deps.sh (Debian's source packages built for Windows); inih
+# is lib/win/ini.c, our reader with inih's API (docs/windows.md says why).
+WIN_CC   ?= x86_64-w64-mingw32-gcc
+WIN_AR   ?= x86_64-w64-mingw32-ar
+WIN_OUT   = build/win
+WIN_DEPS  = build/windeps
+WIN_CPPFLAGS = -Iinclude -Ilib -Ilib/win -Ilib/win/inih -I$(WIN_DEPS)/include \
+	       -DUNICODE -D_UNICODE -D_WIN32_WINNT=0x0A00 -D__USE_MINGW_ANSI_STDIO=1
+WIN_CFLAGS = -std=gnu11 $(WARN) -O2 -g
+WIN_SYSLIBS = -lnetapi32 -ladvapi32 -lfwpuclnt -lole32 -loleaut32 -lcrypt32 -lbcrypt \
+	      -lws2_32 -luuid -luserenv -lshell32
+WIN_LIBS = -L$(WIN_DEPS)/lib -ljansson -lmbedcrypto $(WIN_SYSLIBS)
+WIN_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/win/*.c))
+WIN_LIB_OBJS = $(WIN_LIB_SRCS:%.c=$(WIN_OUT)/%.o)
+WIN_TEST_SRCS = $(sort $(wildcard test/win/*.c))
+WIN_TEST_BINS = $(WIN_TEST_SRCS:test/win/%.c=$(WIN_OUT)/test/%.exe)
+
+.PHONY: windows windows-deps windows-check
+windows: $(WIN_OUT)/libowsandbox.a $(WIN_OUT)/owsbx-runner.exe $(WIN_TEST_BINS)
+
+windows-deps:
+	scripts/windows-deps.sh
+
+windows-check: windows
+	scripts/test-windows.sh
+
+$(WIN_DEPS)/lib/libjansson.a:
+	scripts/windows-deps.sh
+
+$(WIN_OUT)/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/win/*.h) | $(WIN_DEPS)/lib/libjansson.a
+	@mkdir -p $(dir $@)
+	@echo "  WINCC   $<"
+	@$(WIN_CC) $(WIN_CPPFLAGS) $(WIN_CFLAGS) -c $< -o $@
+
+$(WIN_OUT)/libowsandbox.a: $(WIN_LIB_OBJS)
+	rm -f $@
+	$(WIN_AR) rcs $@ $^
+
+# The runner: started as the sandbox account, it reads the command's
+# environment from a file (never the command line) and runs the command.
+$(WIN_OUT)/owsbx-runner.exe: $(WIN_OUT)/cli/win/runner.o
+	$(WIN_CC) $(WIN_CFLAGS) -municode -o $@ $<
+
+$(WIN_OUT)/test/%.exe: test/win/%.c test/win/wtap.h $(WIN_OUT)/libowsandbox.a
+	@mkdir -p $(dir $@)
+	$(WIN_CC) $(WIN_CPPFLAGS) -Itest/win $(WIN_CFLAGS) -o $@ $< $(WIN_OUT)/libowsandbox.a $(WIN_LIBS)

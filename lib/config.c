@@ -42,6 +42,7 @@
 #include <ini.h>
 
 #include "internal.h"
+#include "platform.h"
 
 struct load_ctx {
 	ows_config *config;
@@ -184,8 +185,8 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 
 	if (strcmp(section, "sandbox") == 0) {
 		if (strcmp(name, "provider") == 0) {
-			if (strcmp(value, "landlock") && strcmp(value, "account") && strcmp(value, "direct"))
-				return bad_value(ctx, name, value, "use landlock, account or direct");
+			if (!ows__provider_find(value))
+				return bad_value(ctx, name, value, ows__plat_provider_hint());
 			return set_string(&c->provider, value, ctx);
 		}
 		if (strcmp(name, "network") == 0) {
@@ -202,7 +203,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		if (strcmp(name, "hosts") == 0)
 			return add_hosts(ctx, value);
 		if (strcmp(name, "private_root") == 0 || strcmp(name, "state_dir") == 0) {
-			if (value[0] != '/')
+			if (!ows__plat_path_is_absolute(value))
 				return bad_value(ctx, name, value, "give an absolute path");
 			return set_string(name[0] == 'p' ? &c->private_root : &c->state_dir, value, ctx);
 		}
@@ -228,7 +229,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		for (size_t i = 0; i < OWS__ARRAY_LEN(keys); i++) {
 			if (strcmp(name, keys[i].key) != 0)
 				continue;
-			if (keys[i].path ? value[0] != '/' : !ows__name_is_safe(value))
+			if (keys[i].path ? !ows__plat_path_is_absolute(value) : !ows__name_is_safe(value))
 				return bad_value(ctx, name, value,
 						 keys[i].path ? "give an absolute path"
 							      : "use letters, digits, '-' and '_' only");
@@ -245,8 +246,8 @@ int ows__config_defaults(ows_config *c, ows_error *err)
 {
 	memset(c, 0, sizeof(*c));
 	c->net = OWS_NET_NONE;
-	if (!(c->path = ows__strdup("", err)) || !(c->provider = ows__strdup("landlock", err)) ||
-	    !(c->state_dir = ows__strdup("/var/lib/owsandbox", err)) ||
+	if (!(c->path = ows__strdup("", err)) || !(c->provider = ows__strdup(ows__plat_default_provider(), err)) ||
+	    !(c->state_dir = ows__strdup(ows__plat_state_dir(), err)) ||
 	    !(c->root_runs_as = ows__strdup("nobody", err)) ||
 	    !(c->closed_user = ows__strdup("owsandbox-closed", err)) ||
 	    !(c->open_user = ows__strdup("owsandbox-open", err)) ||
@@ -343,8 +344,8 @@ int ows_config_load(const char *path, ows_config **out, ows_error *err)
 	if (rc < 0)
 		goto fail;
 
-	const char *file = path ? path : OWS_CONFIG_DEFAULT_PATH;
-	FILE *f = fopen(file, "re");
+	const char *file = path ? path : ows__plat_config_path();
+	FILE *f = fopen(file, ows__plat_fopen_read);
 	if (!f) {
 		if (!path && errno == ENOENT) { /* no machine config: built-in defaults */
 			*out = c;

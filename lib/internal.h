@@ -12,7 +12,11 @@
 
 #include "owsandbox.h"
 
+#if defined(_WIN32)
+#define OWS__HIDDEN /* PE has no symbol visibility; a static library exports nothing */
+#else
 #define OWS__HIDDEN __attribute__((visibility("hidden")))
+#endif
 #define OWS__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define OWS__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "platform.h"
 
 static bool needs_escape(unsigned char ch)
 {
@@ -179,8 +180,8 @@ static int parse_line(ows__jstate *st, char *line, size_t *capg, size_t *capp, o
 		ows__jgrant g = {0};
 		if (strlen(f[1]) >= sizeof(g.account) || !ows__name_is_safe(f[1]) ||
 		    !parse_u32(f[2], &g.acct_uid) || !parse_u32(f[3], &g.person_uid) ||
-		    (strcmp(f[4], "rw") && strcmp(f[4], "ro")) || !decode(f[5]) || f[5][0] != '/' ||
-		    (strcmp(f[6], "-") && (!decode(f[6]) || f[6][0] != '/')))
+		    (strcmp(f[4], "rw") && strcmp(f[4], "ro")) || !decode(f[5]) || !ows__plat_path_is_absolute(f[5]) ||
+		    (strcmp(f[6], "-") && (!decode(f[6]) || !ows__plat_path_is_absolute(f[6]))))
 			return 0;
 		snprintf(g.account, sizeof(g.account), "%s", f[1]);
 		g.access = f[4][1] == 'w' ? OWS_ACCESS_RW : OWS_ACCESS_RO;

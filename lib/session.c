@@ -11,8 +11,7 @@
 #include <jansson.h>
 
 #include "internal.h"
-
-extern char **environ;
+#include "platform.h"
 
 void ows_session_options_init(ows_session_options *opts)
 {
@@ -213,7 +212,7 @@ int ows_session_spawn(ows_session *s, const char *const argv[], const ows_spawn_
 		return ows__fail(err, OWS_EINVAL, 0, "ows_spawn_options.size",
 				 "call ows_spawn_options_init() first", "options struct too small");
 	}
-	if (opts->cwd && opts->cwd[0] != '/')
+	if (opts->cwd && !ows__plat_path_is_absolute(opts->cwd))
 		return ows__fail(err, OWS_EINVAL, 0, opts->cwd, "give an absolute path",
 				 "working folder is not absolute");
 	ows__strv env = {0};

@@ -13,4 +13,5 @@ apt-get install -y -q --no-install-recommends \
 	libmbedtls-dev libjansson-dev libinih-dev \
 	acl libacl1-dev nftables iproute2 passwd util-linux procps \
 	openssh-client git curl python3 ca-certificates \
-	bubblewrap firejail hyperfine
+	bubblewrap firejail hyperfine \
+	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev
