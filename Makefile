@@ -2,7 +2,8 @@
 #
 #   make              build the library and the CLI
 #   make deps         install the Debian packages the build and tests need (root)
-#   make check        run every test (root: the tests create throwaway users)
+#   make check        run every test (root: the tests create throwaway users), then
+#                     the Windows stage (mingw-w64 and Wine, from make deps)
 #   make bench        run the benchmarks, side by side with bwrap and friends
 #   make install      PREFIX=/usr/local DESTDIR= : library, header, CLI, pkg-config
 #   make windows      cross-build for Windows with mingw-w64 into build/win (see docs/windows.md)
@@ -77,8 +78,10 @@ build/examples/%: examples/%.c libowsandbox.a
 deps:
 	scripts/install-deps.sh
 
+# The Linux tests, then the Windows back end cross-built and run under Wine.
 check: all shared $(UNIT_BINS) $(EXAMPLE_BINS)
 	test/run.sh
+	scripts/test-windows.sh
 
 build/bench/%: bench/%.c libowsandbox.a
 	@mkdir -p $(dir $@)

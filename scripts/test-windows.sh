@@ -27,10 +27,17 @@ built=$(date +%s)
 
 WINEPREFIX=$(mktemp -d /tmp/owsandbox-wine.XXXXXX)
 export WINEPREFIX WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=;winemenubuilder.exe=d"
+# wineserver keeps its socket in /tmp/wine-XXXXXX/server-<dev>-<inode of the prefix>.
+server_dir=$(printf 'server-%x-%x' $(stat -c '%d %i' "$WINEPREFIX"))
 cleanup() {
 	wineserver -k >/dev/null 2>&1 || true
 	wineserver -w >/dev/null 2>&1 || true
 	rm -rf "$WINEPREFIX"
+	for d in /tmp/wine-*/"$server_dir" /tmp/.wine-"$(id -u)"/"$server_dir"; do
+		[ -d "$d" ] || continue
+		rm -rf "$d"
+		rmdir "$(dirname "$d")" 2>/dev/null || true
+	done
 }
 trap cleanup EXIT INT TERM
 # The server first, detached, or a pipe reading a test's output can hang.
