@@ -143,7 +143,7 @@ static int parse_proxy(int argc, char **argv, owsbx_args *a, ows_error *err)
 		else if (proxy && strcmp(arg, "--hosts-file") == 0)
 			a->hosts_file = val;
 		else if (proxy && strcmp(arg, "--port") == 0)
-			num = &a->port;
+			num = &a->port, lo = 0;
 		else if (proxy && strcmp(arg, "--connect-timeout-ms") == 0)
 			num = &a->connect_timeout_ms, hi = 3600000;
 		else if (proxy && strcmp(arg, "--response-timeout-ms") == 0)

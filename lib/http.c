@@ -268,8 +268,8 @@ int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
 			keep_alive |= has_token(v, vlen, "keep-alive");
 			drop = true;
 		} else if (name_is(p, nlen, "host") || name_is(p, nlen, "keep-alive") ||
-			   name_is(p, nlen, "proxy-authorization") ||
-			   name_is(p, nlen, "proxy-authenticate") || name_is(p, nlen, "te") ||
+			   (nlen >= 6 && strncasecmp(p, "proxy-", 6) == 0) || /* ours, not theirs */
+			   name_is(p, nlen, "te") ||
 			   name_is(p, nlen, "trailer") || name_is(p, nlen, "upgrade")) {
 			drop = true;
 		}
