@@ -39,7 +39,7 @@ UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
 EXAMPLE_BINS = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 
-.PHONY: all deps check bench install uninstall clean shared
+.PHONY: all deps check bench install uninstall clean shared fuzz
 all: libowsandbox.a owsbx owsbx-launch
 
 # For hosts that load the library at run time (Python's ctypes): the same
@@ -79,9 +79,27 @@ deps:
 	scripts/install-deps.sh
 
 # The Linux tests, then the Windows back end cross-built and run under Wine.
-check: all shared $(UNIT_BINS) $(EXAMPLE_BINS)
+check: all shared $(UNIT_BINS) $(EXAMPLE_BINS) build/fuzz/proxy_fuzz
 	test/run.sh
 	scripts/test-windows.sh
+
+# The proxy's request parser and pattern matcher under libFuzzer (clang), or
+# under a plain random-mutation driver where libFuzzer is missing.  `make
+# check` runs it for a few seconds (test/sh/proxy_fuzz.sh); `make fuzz` for
+# FUZZ_SECONDS.
+FUZZ_SECONDS ?= 300
+FUZZ_SRCS = test/fuzz/proxy_fuzz.c lib/http.c lib/hostpat.c lib/sites.c lib/error.c lib/util.c \
+            lib/$(OS)/platform.c
+build/fuzz/proxy_fuzz: $(FUZZ_SRCS) test/fuzz/driver.c lib/proxy.h lib/internal.h
+	@mkdir -p build/fuzz
+	@if clang $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRCS) 2>/dev/null; \
+	then echo libfuzzer > $@.kind; echo "  FUZZ    $@ (libFuzzer)"; \
+	else $(CC) $(CPPFLAGS) -g -O1 -fsanitize=address,undefined -o $@ $(FUZZ_SRCS) test/fuzz/driver.c && \
+	     echo driver > $@.kind && echo "  FUZZ    $@ (random-mutation driver)"; fi
+
+fuzz: build/fuzz/proxy_fuzz
+	test/fuzz/run.sh $(FUZZ_SECONDS)
+
 
 build/bench/%: bench/%.c libowsandbox.a
 	@mkdir -p $(dir $@)
@@ -89,6 +107,7 @@ build/bench/%: bench/%.c libowsandbox.a
 
 bench: all build/bench/session_spawn
 	bench/run.sh
+	bench/proxy.sh
 
 # The pkg-config file is written for the PREFIX of this install, never cached.
 install: all

@@ -16,6 +16,8 @@ void owsbx_usage(FILE *out)
 	      "       owsbx machine sandbox status [--json]\n"
 	      "       owsbx machine sandbox remove [--yes]\n"
 	      "       owsbx machine sandbox cleanup\n"
+	      "       owsbx proxy [--port N] [--allow-site HOST[:PORT]]... [--allow-sites-file FILE]...\n"
+	      "       owsbx connect HOST PORT [--proxy 127.0.0.1:PORT]   (ssh's ProxyCommand)\n"
 	      "       owsbx version\n"
 	      "\n"
 	      "run exits with the command's status; 70 when the wall could not be set up,\n"
@@ -78,6 +80,102 @@ static int apply(owsbx_args *a, const pending *p, ows_error *err)
 	return rc < 0 ? OWSBX_EXIT_USAGE : 0;
 }
 
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v < lo || v > hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* "127.0.0.1:47800", "http://127.0.0.1:47800/", "[::1]:47800" */
+int owsbx_split_proxy(const char *s, char *host, size_t cap, int *port)
+{
+	if (strncmp(s, "http://", 7) == 0)
+		s += 7;
+	const char *colon = strrchr(s, ':');
+	if (!colon || colon == s)
+		return -1;
+	size_t hl = (size_t)(colon - s);
+	if (s[0] == '[' && hl >= 2 && s[hl - 1] == ']') {
+		s++;
+		hl -= 2;
+	}
+	if (hl == 0 || hl >= cap)
+		return -1;
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	char portbuf[8];
+	size_t pl = strcspn(colon + 1, "/");
+	if (pl == 0 || pl >= sizeof(portbuf))
+		return -1;
+	memcpy(portbuf, colon + 1, pl);
+	portbuf[pl] = '\0';
+	return parse_int(portbuf, 1, 65535, port);
+}
+
+static int parse_proxy(int argc, char **argv, owsbx_args *a, ows_error *err)
+{
+	a->sites = calloc((size_t)argc, sizeof(*a->sites));
+	a->site_files = calloc((size_t)argc, sizeof(*a->site_files));
+	if (!a->sites || !a->site_files)
+		return usage_error(err, NULL, "out of memory");
+	const char *positional[2] = {NULL, NULL};
+	int npos = 0;
+	for (int i = 2; i < argc; i++) {
+		const char *arg = argv[i];
+		bool proxy = a->cmd == OWSBX_CMD_PROXY;
+		if (arg[0] != '-' || strcmp(arg, "-") == 0) {
+			if (proxy || npos == 2)
+				return usage_error(err, arg, "unexpected argument");
+			positional[npos++] = arg;
+			continue;
+		}
+		if (i + 1 >= argc)
+			return usage_error(err, arg, "option needs a value");
+		const char *val = argv[++i];
+		int *num = NULL, lo = 1, hi = 65535;
+		if (proxy && strcmp(arg, "--allow-site") == 0)
+			a->sites[a->nsites++] = val;
+		else if (proxy && strcmp(arg, "--allow-sites-file") == 0)
+			a->site_files[a->nsite_files++] = val;
+		else if (proxy && strcmp(arg, "--hosts-file") == 0)
+			a->hosts_file = val;
+		else if (proxy && strcmp(arg, "--port") == 0)
+			num = &a->port, lo = 0;
+		else if (proxy && strcmp(arg, "--connect-timeout-ms") == 0)
+			num = &a->connect_timeout_ms, hi = 3600000;
+		else if (proxy && strcmp(arg, "--response-timeout-ms") == 0)
+			num = &a->response_timeout_ms, hi = 3600000;
+		else if (proxy && strcmp(arg, "--max-conns") == 0)
+			num = &a->max_conns, hi = 1000000;
+		else if (!proxy && strcmp(arg, "--proxy") == 0)
+			a->proxy_addr = val;
+		else
+			return usage_error(err, arg, "unknown option");
+		if (num && parse_int(val, lo, hi, num) != 0)
+			return usage_error(err, val, "not a number in range");
+	}
+	if (a->cmd == OWSBX_CMD_CONNECT) {
+		if (npos != 2)
+			return usage_error(err, NULL, "usage: owsbx connect HOST PORT [--proxy 127.0.0.1:PORT]");
+		a->connect_host = positional[0];
+		if (parse_int(positional[1], 1, 65535, &a->connect_port) != 0)
+			return usage_error(err, positional[1], "not a port");
+		if (!a->proxy_addr)
+			a->proxy_addr = getenv("OWSBX_PROXY");
+		if (!a->proxy_addr || !*a->proxy_addr)
+			a->proxy_addr = getenv("HTTPS_PROXY");
+		if (!a->proxy_addr || !*a->proxy_addr)
+			a->proxy_addr = getenv("https_proxy");
+		if (!a->proxy_addr || !*a->proxy_addr)
+			return usage_error(err, NULL, "no proxy: give --proxy 127.0.0.1:PORT or set OWSBX_PROXY");
+	}
+	return 0;
+}
+
 int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 {
 	static const char *const policy_opts[] = {"--rw", "--ro", "--net", "--provider", "--env",
@@ -138,6 +236,9 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 		}
 		return 0;
 	}
+
+	if (a->cmd == OWSBX_CMD_PROXY || a->cmd == OWSBX_CMD_CONNECT)
+		return parse_proxy(argc, argv, a, err);
 
 	pending *pend = calloc((size_t)argc, sizeof(*pend));
 	if (!pend)
@@ -210,4 +311,7 @@ void owsbx_args_free(owsbx_args *a)
 {
 	ows_policy_free(a->policy);
 	a->policy = NULL;
+	free(a->sites);
+	free(a->site_files);
+	a->sites = a->site_files = NULL;
 }

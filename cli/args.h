@@ -38,6 +38,20 @@ typedef struct owsbx_args {
 	const char *for_user;     /* machine setup: --for-user */
 	const char *launcher_source; /* machine setup: --launcher-source */
 	char **argv;              /* the command after "--", borrowed from main's argv */
+	/* proxy: */
+	const char **sites;       /* --allow-site, borrowed; nsites of them */
+	size_t nsites;
+	const char **site_files;  /* --allow-sites-file, borrowed */
+	size_t nsite_files;
+	int port;                 /* --port, 0: 47800-47899 */
+	const char *hosts_file;   /* --hosts-file (hidden, for tests) */
+	int connect_timeout_ms;   /* --connect-timeout-ms (hidden) */
+	int response_timeout_ms;  /* --response-timeout-ms (hidden) */
+	int max_conns;            /* --max-conns (hidden) */
+	/* connect: */
+	const char *connect_host;
+	int connect_port;
+	const char *proxy_addr;   /* --proxy HOST:PORT, else $OWSBX_PROXY, else $HTTPS_PROXY */
 } owsbx_args;
 
 /*
@@ -46,6 +60,8 @@ typedef struct owsbx_args {
  */
 int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err);
 void owsbx_args_free(owsbx_args *a);
+/* Splits a proxy address ("127.0.0.1:47800", "http://[::1]:47800/"); 0 or -1. */
+int owsbx_split_proxy(const char *s, char *host, size_t cap, int *port);
 void owsbx_usage(FILE *out);
 
 #endif

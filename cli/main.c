@@ -351,6 +351,88 @@ static int cmd_machine(owsbx_args *a, ows_config *config)
 	return 0;
 }
 
+/* The proxy in the foreground: the port on stdout, refusals on stderr. */
+static int cmd_proxy(const owsbx_args *a)
+{
+	ows_error err;
+	ows_error_clear(&err);
+	ows_proxy_options po;
+	ows_proxy_options_init(&po);
+	po.port = a->port;
+	po.hosts_file = a->hosts_file;
+	po.connect_timeout_ms = a->connect_timeout_ms;
+	po.response_timeout_ms = a->response_timeout_ms;
+	po.max_conns = a->max_conns;
+	ows_proxy *px = NULL;
+	if (ows_proxy_start(&po, &px, &err) < 0) {
+		print_error(&err);
+		return 1;
+	}
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < a->nsites; i++)
+		rc = ows_proxy_allow(px, a->sites[i], &err);
+	for (size_t i = 0; rc == 0 && i < a->nsite_files; i++)
+		rc = ows_proxy_allow_file(px, a->site_files[i], &err);
+	if (rc < 0) {
+		print_error(&err);
+		ows_proxy_stop(px);
+		return OWSBX_EXIT_USAGE;
+	}
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	printf("%d\n", ows_proxy_port(px));
+	fflush(stdout);
+	fprintf(stderr, "owsbx proxy: listening on 127.0.0.1:%d; HTTPS_PROXY=http://127.0.0.1:%d\n",
+		ows_proxy_port(px), ows_proxy_port(px));
+	/* Refusals as they happen, so the person sees what to allow. */
+	int64_t since = 0;
+	while (!pending_signal) {
+		usleep(200 * 1000);
+		char *json = NULL;
+		if (ows_proxy_blocked_json(px, since, &json, NULL) == 0) {
+			json_t *arr = json_loads(json, 0, NULL);
+			size_t i;
+			json_t *b;
+			json_array_foreach(arr, i, b) {
+				json_int_t last = json_integer_value(json_object_get(b, "last_ms"));
+				fprintf(stderr, "owsbx proxy: refused %s:%lld (%s, %lld times)\n",
+					json_string_value(json_object_get(b, "host")),
+					(long long)json_integer_value(json_object_get(b, "port")),
+					json_string_value(json_object_get(b, "reason")),
+					(long long)json_integer_value(json_object_get(b, "count")));
+				if (last + 1 > since)
+					since = last + 1;
+			}
+			json_decref(arr);
+		}
+		ows_free(json);
+	}
+	ows_proxy_stop(px);
+	return 0;
+}
+
+/* ssh -o ProxyCommand='owsbx connect %h %p': a CONNECT tunnel on stdin/stdout. */
+static int cmd_connect(const owsbx_args *a)
+{
+	ows_error err;
+	ows_error_clear(&err);
+	char host[256];
+	int port;
+	if (owsbx_split_proxy(a->proxy_addr, host, sizeof(host), &port) != 0) {
+		fprintf(stderr, "owsbx: not a proxy address (want 127.0.0.1:PORT): %s\n", a->proxy_addr);
+		return OWSBX_EXIT_USAGE;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (ows_proxy_tunnel(host, port, a->connect_host, a->connect_port, 0, 1, &err) < 0) {
+		print_error(&err);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	owsbx_args a;
@@ -371,10 +453,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (a.cmd == OWSBX_CMD_PROXY || a.cmd == OWSBX_CMD_CONNECT) {
-		ows_proxy *px = NULL;
-		if (ows_proxy_start(NULL, &px, &err) < 0)
-			print_error(&err);
-		return 1;
+		rc = a.cmd == OWSBX_CMD_PROXY ? cmd_proxy(&a) : cmd_connect(&a);
+		owsbx_args_free(&a);
+		return rc;
 	}
 	ows_config *config = NULL;
 	if (ows_config_load(a.config_path, &config, &err) < 0) {

@@ -349,23 +349,90 @@ OWS_API int ows_acl_revoke(const ows_config *config, const char *session_id,
 
 /* ------------------------------------------------------------------- proxy */
 
+/*
+ * The allow-list proxy, run inside the host process: one event-loop thread
+ * (no thread per connection) and a few resolver threads, listening on
+ * 127.0.0.1.  It filters `CONNECT host:port` and plain `http://` requests
+ * (every request of a keep-alive connection) against a list of patterns:
+ *
+ *   github.com:443        exactly that host and port
+ *   github.com            port 443
+ *   *.example.com:443     any subdomain of example.com, not example.com itself
+ *   10.0.0.5:8080         IP literals and `localhost` match only when listed exactly
+ *   git.corp:443+private  the name may resolve to a loopback, private, CGNAT or
+ *                         link-local address (an internal registry); without
+ *                         +private such a name is refused (DNS rebinding)
+ *   @code-hosting         a named group: @code-hosting, @package-registries,
+ *                         @search-apis
+ *
+ * Host names are lower-cased and a trailing dot dropped.  The proxy resolves
+ * names itself and connects to the address it checked.  A refusal is a 403
+ * whose body names the host and how to allow it; a bad request gets 400, an
+ * unreachable upstream 502, one that does not answer in time 504.
+ * Established tunnels outlive a later ows_proxy_disallow(); new requests
+ * are checked against the list as it is then.
+ */
 typedef struct ows_proxy ows_proxy;
 
 typedef struct ows_proxy_options {
 	size_t size;             /* sizeof(ows_proxy_options) */
-	const char *const *hosts; /* initial allow list, NULL-terminated patterns */
+	const char *const *hosts; /* initial allow list, NULL-terminated patterns (copied) */
 	int port;                /* 0: the first free port in 47800-47899 */
+	/* Fields below were added later; 0 or NULL means the default. */
+	int max_conns;           /* client connections at once (4096); more get a 503 */
+	int idle_ms;             /* a connection with no traffic is closed (600000) */
+	int connect_timeout_ms;  /* resolving and connecting upstream, else 504 (15000) */
+	int response_timeout_ms; /* plain http: first response byte, else 504 (120000) */
+	/*
+	 * For tests: a file in /etc/hosts format; a name it lists resolves to its
+	 * addresses only, without DNS.  The checks apply to them as to any answer.
+	 */
+	const char *hosts_file;
 } ows_proxy_options;
 
 OWS_API void ows_proxy_options_init(ows_proxy_options *opts);
-/* Starts the allow-list proxy on 127.0.0.1 in the host process. */
+/*
+ * Starts the proxy on 127.0.0.1 (`opts` may be NULL: an empty list, a port
+ * in 47800-47899).  The caller owns *out and ends it with ows_proxy_stop().
+ * OWS_EINVAL naming a bad pattern, OWS_ESYS when no port could be bound.
+ */
 OWS_API int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *err);
+/* The port it listens on, or -1 for NULL. */
 OWS_API int ows_proxy_port(const ows_proxy *proxy);
+/*
+ * Adds or removes a pattern or @group while the proxy runs; both are
+ * thread-safe and take effect for the next request.  OWS_EINVAL naming a bad
+ * pattern.  Removing what is not listed is not an error.
+ */
 OWS_API int ows_proxy_allow(ows_proxy *proxy, const char *pattern, ows_error *err);
 OWS_API int ows_proxy_disallow(ows_proxy *proxy, const char *pattern, ows_error *err);
+/*
+ * The sites refused and last refused at or after `since_ms` (Unix epoch,
+ * milliseconds; 0 for all), as a JSON array of {"host", "port", "count",
+ * "first_ms", "last_ms", "reason"} ("not listed" or "private address"); the
+ * count is over the proxy's life.  Thread-safe.  Caller frees *out with
+ * ows_free().
+ */
 OWS_API int ows_proxy_blocked_json(ows_proxy *proxy, int64_t since_ms, char **out,
 				   ows_error *err);
+/*
+ * Allows every entry of an allow-sites file: one pattern or @group per line,
+ * '#' starts a comment.  Nothing is added when a line is bad (OWS_EINVAL
+ * naming FILE:LINE); OWS_ESYS when the file cannot be read.
+ */
+OWS_API int ows_proxy_allow_file(ows_proxy *proxy, const char *path, ows_error *err);
+/* Closes every connection, stops the threads, frees the proxy.  NULL is fine. */
 OWS_API void ows_proxy_stop(ows_proxy *proxy);
+
+/*
+ * The client side of a tunnel, for ssh's ProxyCommand (`owsbx connect`):
+ * connects to the proxy at `proxy_host`:`proxy_port`, asks CONNECT
+ * host:port, checks for a 200, then relays in_fd to the tunnel and the
+ * tunnel to out_fd until the far end closes.  Blocks.  OWS_EPERM with the
+ * proxy's explanation when it refused, OWS_ESYS when it is unreachable.
+ */
+OWS_API int ows_proxy_tunnel(const char *proxy_host, int proxy_port, const char *host, int port,
+			     int in_fd, int out_fd, ows_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,1020 @@
 /*
- * The allow-list proxy is portable library code still to be written.
- * Until it lands, starting one says so plainly.
+ * The allow-list proxy: one event-loop thread in the host process, no thread
+ * per connection.  Portable: sockets, the loop and the zero-copy pump are the
+ * platform layer's (lib/netio.h); names are resolved by a few resolver
+ * threads running getaddrinfo, which is portable and keeps a slow DNS server
+ * from stalling the loop (getaddrinfo_a is glibc-only and signals through
+ * signals or threads anyway).
+ *
+ * A connection reads one request head.  CONNECT host:port becomes a tunnel
+ * after the check; a plain http:// request is rewritten to origin form and
+ * sent, its body counted by Content-Length, and the next request on the
+ * connection is read and checked again (keep-alive).  The response side is
+ * relayed as bytes.  The resolved address that passed the check is the one
+ * connected to: no second resolution, so DNS rebinding cannot slip between.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#ifdef _WIN32
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#else
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#endif
+
+#include "netio.h"
+#include "proxy.h"
+
+#define PORT_LO 47800
+#define PORT_HI 47899
+#define MAX_ADDRS 8
+#define RESOLVERS 4
+#define BLOCKED_MAX 1024
+#define HEAD_TIMEOUT_MS 30000
+#define LINGER_MS 2000
+
+typedef enum { C_HEAD, C_WAIT, C_BODY, C_TUNNEL, C_CLOSING, C_LINGER } cstate_t;
+typedef enum { U_NONE, U_RESOLVING, U_CONNECTING, U_OPEN } ustate_t;
+
+struct conn;
+typedef struct endpoint {
+	struct conn *c;
+	bool up;
+} endpoint;
+
+typedef struct outbuf {
+	char *d;
+	size_t len, off;
+} outbuf;
+
+typedef struct conn {
+	struct conn *prev, *next;
+	ows__sock cs, us;
+	endpoint cep, uep;
+	bool c_reg, u_reg;
+	bool c_rd_w, c_wr_w, u_rd_w, u_wr_w; /* what the loop watches */
+	cstate_t cst;
+	ustate_t ust;
+	char *in;        /* request head bytes, OWS__HTTP_HEAD_MAX, made on demand */
+	size_t in_len;
+	outbuf to_c, to_u;
+	ows__pump *up, *down;
+	bool c_eof, u_eof, c_shut, u_shut, c_hup, u_hup;
+	bool in_dirty;     /* bytes in `in` not parsed yet */
+	int64_t body_left; /* -1: no limit (a tunnel) */
+	bool is_connect;
+	char host[OWS__HOST_MAX];
+	int kind, port;
+	bool private_ok;
+	char u_host[OWS__HOST_MAX]; /* the upstream that is open */
+	int u_port;
+	struct sockaddr_storage addrs[MAX_ADDRS];
+	size_t addr_len[MAX_ADDRS];
+	int naddr, addr_i;
+	int64_t deadline;  /* resolve/connect, or the first response byte; 0: none */
+	bool awaiting;     /* a plain request went up and no response byte came back yet */
+	int64_t last_ms;
+	bool closed;       /* in the graveyard */
+	bool dead;         /* closed while resolving: freed when the answer comes */
+} conn;
+
+typedef struct rjob {
+	struct rjob *next;
+	conn *c;
+	char host[OWS__HOST_MAX];
+	int gai;
+	int naddr;
+	struct sockaddr_storage addrs[MAX_ADDRS];
+	size_t addr_len[MAX_ADDRS];
+} rjob;
+
+typedef struct blocked {
+	char host[OWS__HOST_MAX];
+	int port;
+	long count;
+	int64_t first_ms, last_ms;
+	const char *reason;
+} blocked;
+
+typedef struct override {
+	char name[OWS__HOST_MAX];
+	struct sockaddr_storage addr;
+	size_t len;
+} override;
+
+struct ows_proxy {
+	ows__loop *loop;
+	ows__sock ls;
+	char ltag;
+	int port;
+	pthread_t thread;
+	bool thread_started;
+	atomic_bool stop;
+
+	pthread_mutex_t mu; /* patterns and blocked */
+	ows__pattern *pats;
+	size_t npats, cap_pats;
+	blocked *blocked;
+	size_t nblocked;
+
+	int max_conns, idle_ms, connect_timeout_ms, response_timeout_ms;
+	override *ov;
+	size_t nov;
+
+	pthread_mutex_t rmu; /* resolver queues */
+	pthread_cond_t rcond;
+	rjob *rq, *rq_tail, *rdone;
+	bool rstop;
+	pthread_t rth[RESOLVERS];
+	int nrth;
+
+	conn *conns;
+	int nconns;
+	conn *grave;
+};
+
+/* ------------------------------------------------------------ allow list */
+
+static int add_pattern_locked(ows_proxy *px, const ows__pattern *p)
+{
+	for (size_t i = 0; i < px->npats; i++) {
+		ows__pattern *q = &px->pats[i];
+		if (q->port == p->port && q->wildcard == p->wildcard && strcmp(q->host, p->host) == 0) {
+			q->allow_private = p->allow_private;
+			return 0;
+		}
+	}
+	if (px->npats == px->cap_pats) {
+		size_t cap = px->cap_pats ? px->cap_pats * 2 : 32;
+		ows__pattern *n = realloc(px->pats, cap * sizeof(*n));
+		if (!n)
+			return OWS_ENOMEM;
+		px->pats = n;
+		px->cap_pats = cap;
+	}
+	px->pats[px->npats++] = *p;
+	return 0;
+}
+
+static void remove_pattern_locked(ows_proxy *px, const ows__pattern *p)
+{
+	for (size_t i = 0; i < px->npats; i++) {
+		ows__pattern *q = &px->pats[i];
+		if (q->port == p->port && q->wildcard == p->wildcard && strcmp(q->host, p->host) == 0) {
+			px->pats[i] = px->pats[--px->npats];
+			return;
+		}
+	}
+}
+
+/* Applies a pattern or @group: add (true) or remove (false). */
+static int change(ows_proxy *px, const char *text, bool add, ows_error *err)
+{
+	if (!px)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no proxy");
+	const char *const *group = NULL;
+	const char *one[2] = {text, NULL};
+	if (text && text[0] == '@') {
+		group = ows__sites_group(text);
+		if (!group)
+			return ows__site_check(text, err);
+	} else {
+		group = one;
+	}
+	size_t n = 0;
+	while (group[n])
+		n++;
+	ows__pattern *ps = ows__calloc(n, sizeof(*ps), err);
+	if (!ps)
+		return OWS_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (ows__pattern_parse(group[i], &ps[i], err) < 0) {
+			free(ps);
+			return OWS_EINVAL;
+		}
+	int rc = 0;
+	pthread_mutex_lock(&px->mu);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (add)
+			rc = add_pattern_locked(px, &ps[i]);
+		else
+			remove_pattern_locked(px, &ps[i]);
+	}
+	pthread_mutex_unlock(&px->mu);
+	free(ps);
+	if (rc < 0)
+		return ows__fail(err, rc, 0, text, NULL, "cannot add the site");
+	return 0;
+}
+
+/* Is host:port listed?  *private_ok: some matching entry opted in. */
+static bool allowed(ows_proxy *px, const char *host, int kind, int port, bool *private_ok)
+{
+	bool ok = false;
+	*private_ok = false;
+	pthread_mutex_lock(&px->mu);
+	for (size_t i = 0; i < px->npats; i++)
+		if (ows__pattern_match(&px->pats[i], host, kind, port)) {
+			ok = true;
+			*private_ok |= px->pats[i].allow_private;
+		}
+	pthread_mutex_unlock(&px->mu);
+	return ok;
+}
+
+static void record_blocked(ows_proxy *px, const char *host, int port, const char *reason)
+{
+	int64_t now = ows__now_ms();
+	pthread_mutex_lock(&px->mu);
+	blocked *b = NULL;
+	for (size_t i = 0; i < px->nblocked; i++)
+		if (px->blocked[i].port == port && strcmp(px->blocked[i].host, host) == 0)
+			b = &px->blocked[i];
+	if (!b && px->nblocked < BLOCKED_MAX) {
+		b = &px->blocked[px->nblocked++];
+		memset(b, 0, sizeof(*b));
+		snprintf(b->host, sizeof(b->host), "%s", host);
+		b->port = port;
+		b->first_ms = now;
+	}
+	if (b) {
+		b->count++;
+		b->last_ms = now;
+		b->reason = reason;
+	}
+	pthread_mutex_unlock(&px->mu);
+}
+
+/* ------------------------------------------------------------ resolver */
+
+static void *resolver_main(void *arg)
+{
+	ows_proxy *px = arg;
+	pthread_mutex_lock(&px->rmu);
+	for (;;) {
+		while (!px->rq && !px->rstop)
+			pthread_cond_wait(&px->rcond, &px->rmu);
+		if (px->rstop)
+			break;
+		rjob *j = px->rq;
+		px->rq = j->next;
+		if (!px->rq)
+			px->rq_tail = NULL;
+		pthread_mutex_unlock(&px->rmu);
+
+		j->naddr = 0;
+		j->gai = 0;
+		bool overridden = false;
+		for (size_t i = 0; i < px->nov; i++)
+			if (strcmp(px->ov[i].name, j->host) == 0 && j->naddr < MAX_ADDRS) {
+				overridden = true;
+				memcpy(&j->addrs[j->naddr], &px->ov[i].addr, px->ov[i].len);
+				j->addr_len[j->naddr++] = px->ov[i].len;
+			}
+		if (!overridden) {
+			struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+						 .ai_flags = AI_ADDRCONFIG};
+			struct addrinfo *res = NULL;
+			j->gai = getaddrinfo(j->host, NULL, &hints, &res);
+			for (struct addrinfo *ai = res; ai && j->naddr < MAX_ADDRS; ai = ai->ai_next) {
+				if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
+				    ai->ai_addrlen > sizeof(j->addrs[0]))
+					continue;
+				memcpy(&j->addrs[j->naddr], ai->ai_addr, ai->ai_addrlen);
+				j->addr_len[j->naddr++] = ai->ai_addrlen;
+			}
+			if (res)
+				freeaddrinfo(res);
+		}
+
+		pthread_mutex_lock(&px->rmu);
+		j->next = px->rdone;
+		px->rdone = j;
+		ows__loop_wake(px->loop);
+	}
+	pthread_mutex_unlock(&px->rmu);
+	return NULL;
+}
+
+static int resolve_start(ows_proxy *px, conn *c)
+{
+	rjob *j = calloc(1, sizeof(*j));
+	if (!j)
+		return OWS_ENOMEM;
+	j->c = c;
+	snprintf(j->host, sizeof(j->host), "%s", c->host);
+	pthread_mutex_lock(&px->rmu);
+	if (px->rq_tail)
+		px->rq_tail->next = j;
+	else
+		px->rq = j;
+	px->rq_tail = j;
+	pthread_cond_signal(&px->rcond);
+	pthread_mutex_unlock(&px->rmu);
+	return 0;
+}
+
+/* ------------------------------------------------------------ connections */
+
+static void conn_close(ows_proxy *px, conn *c);
+
+static void upstream_reset(ows_proxy *px, conn *c)
+{
+	if (c->us != OWS__NOSOCK) {
+		if (c->u_reg)
+			ows__loop_forget(px->loop, c->us);
+		ows__sock_close(c->us);
+	}
+	c->us = OWS__NOSOCK;
+	c->u_reg = c->u_rd_w = c->u_wr_w = false;
+	ows__pump_free(c->up);
+	ows__pump_free(c->down);
+	c->up = c->down = NULL;
+	c->u_eof = c->u_shut = c->u_hup = false;
+	if (c->ust != U_RESOLVING) /* the resolver holds c until it answers */
+		c->ust = U_NONE;
+	c->u_host[0] = '\0';
+	c->awaiting = false;
+	free(c->to_u.d);
+	c->to_u = (outbuf){0};
+}
+
+static void conn_close(ows_proxy *px, conn *c)
+{
+	if (c->closed)
+		return;
+	c->closed = true;
+	if (c->cs != OWS__NOSOCK) {
+		if (c->c_reg)
+			ows__loop_forget(px->loop, c->cs);
+		ows__sock_close(c->cs);
+		c->cs = OWS__NOSOCK;
+	}
+	bool resolving = c->ust == U_RESOLVING;
+	upstream_reset(px, c);
+	/* off the live list, onto the graveyard (freed after this batch of
+	 * events), unless a resolver still holds it */
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		px->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	px->nconns--;
+	c->prev = NULL;
+	if (resolving) {
+		c->dead = true;
+		c->next = NULL;
+		return;
+	}
+	c->next = px->grave;
+	px->grave = c;
+}
+
+static void conn_free(conn *c)
+{
+	free(c->in);
+	free(c->to_c.d);
+	free(c->to_u.d);
+	free(c);
+}
+
+static int out_set(outbuf *b, const char *d, size_t n)
+{
+	free(b->d);
+	*b = (outbuf){0};
+	if (!n)
+		return 0;
+	b->d = malloc(n);
+	if (!b->d)
+		return OWS_ENOMEM;
+	memcpy(b->d, d, n);
+	b->len = n;
+	return 0;
+}
+
+/* Writes what is queued; 0 when empty, OWS__AGAIN, or a negative errno. */
+static long out_flush(outbuf *b, ows__sock s)
+{
+	while (b->off < b->len) {
+		long n = ows__sock_send(s, b->d + b->off, b->len - b->off);
+		if (n < 0)
+			return n;
+		b->off += (size_t)n;
+	}
+	free(b->d);
+	*b = (outbuf){0};
+	return 0;
+}
+
+/* Answers the client with an error and closes once it is sent. */
+static void respond(conn *c, int status, const char *reason, const char *extra_header,
+		    const char *body)
+{
+	char head[512];
+	size_t blen = strlen(body);
+	int n = snprintf(head, sizeof(head),
+			 "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n%s\r\n",
+			 status, reason, blen, extra_header ? extra_header : "");
+	char *all = malloc((size_t)n + blen);
+	free(c->to_c.d);
+	c->to_c = (outbuf){0};
+	if (all) {
+		memcpy(all, head, (size_t)n);
+		memcpy(all + n, body, blen);
+		c->to_c = (outbuf){.d = all, .len = (size_t)n + blen};
+	}
+	c->cst = C_CLOSING;
+	c->deadline = 0;
+}
+
+static void host_port(const conn *c, char *out, size_t cap)
+{
+	bool v6 = c->kind == OWS__HOST_IPV6;
+	snprintf(out, cap, "%s%s%s:%d", v6 ? "[" : "", c->host, v6 ? "]" : "", c->port);
+}
+
+static void refuse(ows_proxy *px, conn *c, const char *addr)
+{
+	char hp[300], body[1400], hdr[360];
+	host_port(c, hp, sizeof(hp));
+	if (addr) {
+		record_blocked(px, c->host, c->port, "private address");
+		snprintf(body, sizeof(body),
+			 "owsbx proxy: refused %s: the name resolves to %s, an address on this "
+			 "machine or a private network.\nA listed site reaches such an address only "
+			 "when the person opts it in: ask them to allow the site as %s+private "
+			 "(owsbx run --allow-site %s+private).\n",
+			 hp, addr, hp, hp);
+	} else {
+		record_blocked(px, c->host, c->port, "not listed");
+		snprintf(body, sizeof(body),
+			 "owsbx proxy: refused %s: the site is not on this sandbox's allow list.\n"
+			 "To reach it, ask the person running the sandbox to allow %s (for example "
+			 "owsbx run --allow-site %s, or \"Allow for this session\").\n",
+			 hp, hp, hp);
+	}
+	snprintf(hdr, sizeof(hdr), "X-Owsbx-Blocked: %s\r\n", hp);
+	respond(c, 403, "Forbidden", hdr, body);
+}
+
+static void fail_upstream(conn *c, int status, const char *what)
+{
+	char hp[300], body[700];
+	host_port(c, hp, sizeof(hp));
+	snprintf(body, sizeof(body), "owsbx proxy: %s %s\n", what, hp);
+	respond(c, status, status == 504 ? "Gateway Timeout" : "Bad Gateway", NULL, body);
+}
+
+static void connect_next(ows_proxy *px, conn *c, int64_t now)
+{
+	int last = 0;
+	while (c->addr_i < c->naddr) {
+		struct sockaddr_storage *ss = &c->addrs[c->addr_i++];
+		if (ss->ss_family == AF_INET)
+			((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)c->port);
+		else
+			((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)c->port);
+		ows__sock s = OWS__NOSOCK;
+		last = ows__tcp_connect_start((struct sockaddr *)ss, c->addr_len[c->addr_i - 1], &s);
+		if (last == 0) {
+			c->us = s;
+			c->ust = U_CONNECTING;
+			c->deadline = now + px->connect_timeout_ms;
+			return;
+		}
+	}
+	char what[200];
+	snprintf(what, sizeof(what), "cannot connect (%s) to", strerror(last ? -last : ECONNREFUSED));
+	fail_upstream(c, 502, what);
+}
+
+/* The resolver's answer for c: check every address, then connect. */
+static void resolved(ows_proxy *px, conn *c, rjob *j, int64_t now)
+{
+	c->ust = U_NONE;
+	if (j->gai != 0 || j->naddr == 0) {
+		char what[300];
+		snprintf(what, sizeof(what), "cannot resolve the name (%s) of",
+			 j->gai ? gai_strerror(j->gai) : "no address");
+		fail_upstream(c, 502, what);
+		return;
+	}
+	for (int i = 0; i < j->naddr; i++) {
+		if (!c->private_ok && !ows__addr_is_public((struct sockaddr *)&j->addrs[i])) {
+			char a[INET6_ADDRSTRLEN] = "?";
+			const struct sockaddr *sa = (struct sockaddr *)&j->addrs[i];
+			if (sa->sa_family == AF_INET)
+				inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, a, sizeof(a));
+			else
+				inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, a, sizeof(a));
+			refuse(px, c, a);
+			return;
+		}
+	}
+	memcpy(c->addrs, j->addrs, sizeof(c->addrs));
+	memcpy(c->addr_len, j->addr_len, sizeof(c->addr_len));
+	c->naddr = j->naddr;
+	c->addr_i = 0;
+	connect_next(px, c, now);
+}
+
+/* A literal address needs no resolver. */
+static void literal(ows_proxy *px, conn *c, int64_t now)
+{
+	rjob j = {.naddr = 1};
+	if (c->kind == OWS__HOST_IPV4) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&j.addrs[0];
+		s->sin_family = AF_INET;
+		inet_pton(AF_INET, c->host, &s->sin_addr);
+		j.addr_len[0] = sizeof(*s);
+	} else {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&j.addrs[0];
+		s->sin6_family = AF_INET6;
+		inet_pton(AF_INET6, c->host, &s->sin6_addr);
+		j.addr_len[0] = sizeof(*s);
+	}
+	resolved(px, c, &j, now);
+}
+
+static void connected(ows_proxy *px, conn *c, int64_t now)
+{
+	c->ust = U_OPEN;
+	c->deadline = 0;
+	snprintf(c->u_host, sizeof(c->u_host), "%s", c->host);
+	c->u_port = c->port;
+	if (c->is_connect) {
+		static const char ok200[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+		out_set(&c->to_c, ok200, sizeof(ok200) - 1);
+		/* bytes the client sent after its CONNECT head go up first */
+		if (c->in_len)
+			out_set(&c->to_u, c->in, c->in_len);
+		free(c->in);
+		c->in = NULL;
+		c->in_len = 0;
+		c->cst = C_TUNNEL;
+		c->body_left = -1;
+	} else {
+		c->cst = c->body_left > 0 ? C_BODY : C_HEAD;
+		c->awaiting = true;
+		c->deadline = now + px->response_timeout_ms;
+	}
+}
+
+/* A parsed head is in c->in: check it and send it on its way. */
+static void handle_request(ows_proxy *px, conn *c, int64_t now)
+{
+	ows__http_req req;
+	int r = ows__http_parse(c->in, c->in_len, &req);
+	if (r == 0)
+		return;
+	if (r < 0) {
+		char body[300];
+		snprintf(body, sizeof(body), "owsbx proxy: bad request: %s\n", req.error);
+		respond(c, 400, "Bad Request", NULL, body);
+		return;
+	}
+	memmove(c->in, c->in + req.head_len, c->in_len - req.head_len);
+	c->in_len -= req.head_len;
+	c->in_dirty = c->in_len > 0;
+	c->is_connect = req.is_connect;
+	snprintf(c->host, sizeof(c->host), "%s", req.host);
+	c->kind = req.host_kind;
+	c->port = req.port;
+	bool priv = false;
+	if (!allowed(px, c->host, c->kind, c->port, &priv)) {
+		ows__http_req_release(&req);
+		refuse(px, c, NULL);
+		return;
+	}
+	c->private_ok = priv;
+	char *head = NULL;
+	size_t head_len = 0;
+	if (!c->is_connect) {
+		if (req.chunked) {
+			ows__http_req_release(&req);
+			respond(c, 411, "Length Required", NULL,
+				"owsbx proxy: a chunked request body is not relayed over plain http://; "
+				"send Content-Length, or use https:// (CONNECT)\n");
+			return;
+		}
+		size_t take = 0;
+		if (req.content_length > 0)
+			take = (uint64_t)req.content_length < c->in_len ? (size_t)req.content_length
+								      : c->in_len;
+		head_len = req.upstream_head_len + take;
+		head = malloc(head_len);
+		if (!head) {
+			ows__http_req_release(&req);
+			respond(c, 502, "Bad Gateway", NULL, "owsbx proxy: out of memory\n");
+			return;
+		}
+		memcpy(head, req.upstream_head, req.upstream_head_len);
+		memcpy(head + req.upstream_head_len, c->in, take);
+		memmove(c->in, c->in + take, c->in_len - take);
+		c->in_len -= take;
+		c->in_dirty = c->in_len > 0;
+		c->body_left = req.content_length > 0 ? req.content_length - (int64_t)take : 0;
+	}
+	ows__http_req_release(&req);
+
+	if (!c->is_connect && c->ust == U_OPEN && !c->u_eof && !c->u_shut &&
+	    c->u_port == c->port && strcmp(c->u_host, c->host) == 0 && !c->to_u.len) {
+		/* keep-alive to the same site: the checked request goes up now */
+		c->to_u = (outbuf){.d = head, .len = head_len};
+		c->cst = c->body_left > 0 ? C_BODY : C_HEAD;
+		c->awaiting = true;
+		c->deadline = now + px->response_timeout_ms;
+		return;
+	}
+	upstream_reset(px, c);
+	if (head)
+		c->to_u = (outbuf){.d = head, .len = head_len};
+	c->cst = C_WAIT;
+	if (c->kind != OWS__HOST_NAME) {
+		literal(px, c, now);
+		return;
+	}
+	if (resolve_start(px, c) < 0) {
+		respond(c, 502, "Bad Gateway", NULL, "owsbx proxy: out of memory\n");
+		return;
+	}
+	c->ust = U_RESOLVING;
+	c->deadline = now + px->connect_timeout_ms;
+}
+
+/* Moves whatever can move on c without blocking. */
+static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
+{
+	for (int round = 0; round < 16 && !c->closed; round++) {
+		bool moved = false;
+		long r;
+
+		if (c->to_c.len) {
+			r = out_flush(&c->to_c, c->cs);
+			if (r < 0 && r != OWS__AGAIN)
+				goto drop;
+			moved |= r == 0;
+		}
+		if (c->cst == C_CLOSING && !c->to_c.len) {
+			/* read what the client still sends before closing, so that
+			 * the answer is not lost to a reset */
+			ows__sock_shutdown_wr(c->cs);
+			upstream_reset(px, c);
+			c->cst = C_LINGER;
+			c->deadline = now + LINGER_MS;
+		}
+		if (c->cst == C_LINGER) {
+			char sink[4096];
+			while (c_rd) {
+				r = ows__sock_recv(c->cs, sink, sizeof(sink));
+				if (r == OWS__AGAIN)
+					c_rd = false;
+				else if (r <= 0)
+					goto drop;
+			}
+			return;
+		}
+		if (c->cst == C_CLOSING || c->cst == C_WAIT)
+			return;
+
+		if (c->ust == U_OPEN && !c->to_c.len) {
+			if (ows__pump_pending(c->down)) {
+				r = ows__pump_drain(c->down, c->cs);
+				if (r < 0 && r != OWS__AGAIN)
+					goto drop;
+				moved |= r > 0;
+			}
+			if (!ows__pump_pending(c->down) && !c->u_eof && u_rd) {
+				r = ows__pump_fill(&c->down, c->us, 1u << 20);
+				if (r > 0) {
+					moved = true;
+					c->awaiting = false;
+					if (!c->is_connect)
+						c->deadline = 0;
+				} else if (r == OWS__AGAIN) {
+					u_rd = false;
+				} else {
+					c->u_eof = true; /* EOF, or an error that ends it the same way */
+					moved = true;
+				}
+			}
+		}
+
+		if (c->ust == U_OPEN) {
+			if (ows__pump_pending(c->up)) {
+				r = ows__pump_drain(c->up, c->us);
+				if (r < 0 && r != OWS__AGAIN)
+					goto drop;
+				moved |= r > 0;
+			}
+			if (!ows__pump_pending(c->up) && c->to_u.len) {
+				r = out_flush(&c->to_u, c->us);
+				if (r < 0 && r != OWS__AGAIN)
+					goto drop;
+				moved |= r == 0;
+			}
+			if (!ows__pump_pending(c->up) && !c->to_u.len &&
+			    (c->cst == C_BODY || c->cst == C_TUNNEL) && !c->c_eof && c_rd &&
+			    c->body_left != 0) {
+				size_t max = c->body_left > 0 && c->body_left < (1 << 20)
+						     ? (size_t)c->body_left
+						     : 1u << 20;
+				r = ows__pump_fill(&c->up, c->cs, max);
+				if (r > 0) {
+					moved = true;
+					if (c->body_left > 0)
+						c->body_left -= r;
+				} else if (r == OWS__AGAIN) {
+					c_rd = false;
+				} else {
+					c->c_eof = true;
+					moved = true;
+				}
+			}
+			if (c->cst == C_BODY && c->body_left == 0) {
+				c->cst = C_HEAD;
+				moved = true;
+			}
+		}
+
+		if (c->cst == C_HEAD && !c->c_eof) {
+			if (c_rd && c->in_len < OWS__HTTP_HEAD_MAX) {
+				if (!c->in && !(c->in = malloc(OWS__HTTP_HEAD_MAX)))
+					goto drop;
+				r = ows__sock_recv(c->cs, c->in + c->in_len, OWS__HTTP_HEAD_MAX - c->in_len);
+				if (r > 0) {
+					c->in_len += (size_t)r;
+					c->in_dirty = true;
+				} else if (r == OWS__AGAIN) {
+					c_rd = false;
+				} else {
+					c->c_eof = true;
+				}
+			}
+			if (c->in_dirty) {
+				c->in_dirty = false;
+				handle_request(px, c, now);
+				moved = true;
+				continue;
+			}
+		}
+
+		if (c->cst == C_TUNNEL) {
+			if (c->c_eof && !ows__pump_pending(c->up) && !c->to_u.len && !c->u_shut) {
+				ows__sock_shutdown_wr(c->us);
+				c->u_shut = true;
+			}
+			if (c->u_eof && !ows__pump_pending(c->down) && !c->to_c.len && !c->c_shut) {
+				ows__sock_shutdown_wr(c->cs);
+				c->c_shut = true;
+			}
+			if (c->u_shut && c->c_shut)
+				goto drop;
+		} else if (c->cst == C_HEAD || c->cst == C_BODY) {
+			if (c->ust == U_OPEN && c->u_eof && c->awaiting) {
+				fail_upstream(c, 502, "no answer (the connection closed) from");
+				continue;
+			}
+			if (c->ust == U_OPEN && c->u_eof && !ows__pump_pending(c->down) && !c->to_c.len)
+				goto drop; /* the response ended with its connection */
+			if (c->c_eof) {
+				if (c->cst == C_BODY || c->ust != U_OPEN)
+					goto drop;
+				if (!c->u_shut) {
+					ows__sock_shutdown_wr(c->us);
+					c->u_shut = true;
+				}
+			}
+		}
+		if (!moved)
+			break;
+	}
+	return;
+drop:
+	conn_close(px, c);
+}
+
+static void watch_one(ows_proxy *px, ows__sock s, endpoint *ep, bool *reg, bool *wr_rd,
+		      bool *wr_wr, bool hup, bool rd, bool wr)
+{
+	if (s == OWS__NOSOCK)
+		return;
+	if (hup && !rd && !wr) {
+		/* a hung-up socket nobody waits on would wake the loop for ever */
+		if (*reg)
+			ows__loop_forget(px->loop, s);
+		*reg = false;
+		return;
+	}
+	if (*reg && *wr_rd == rd && *wr_wr == wr)
+		return;
+	if (ows__loop_watch(px->loop, s, ep, !*reg, rd, wr) == 0) {
+		*reg = true;
+		*wr_rd = rd;
+		*wr_wr = wr;
+	}
+}
+
+static void watch(ows_proxy *px, conn *c)
+{
+	if (c->closed)
+		return;
+	bool up_idle = !ows__pump_pending(c->up) && !c->to_u.len;
+	bool crd = !c->c_eof &&
+		   ((c->cst == C_HEAD && c->in_len < OWS__HTTP_HEAD_MAX) || c->cst == C_LINGER ||
+		    ((c->cst == C_BODY || c->cst == C_TUNNEL) && c->ust == U_OPEN && up_idle &&
+		     c->body_left != 0));
+	bool cwr = c->to_c.len || ows__pump_pending(c->down);
+	bool urd = false, uwr = false;
+	if (c->ust == U_CONNECTING) {
+		uwr = true;
+	} else if (c->ust == U_OPEN) {
+		urd = !c->u_eof && !c->to_c.len && !ows__pump_pending(c->down) &&
+		      c->cst != C_CLOSING && c->cst != C_LINGER;
+		uwr = !up_idle;
+	}
+	watch_one(px, c->cs, &c->cep, &c->c_reg, &c->c_rd_w, &c->c_wr_w, c->c_hup, crd, cwr);
+	watch_one(px, c->us, &c->uep, &c->u_reg, &c->u_rd_w, &c->u_wr_w, c->u_hup, urd, uwr);
+}
+
+static void on_connect_ready(ows_proxy *px, conn *c, int64_t now)
+{
+	int e = ows__tcp_connect_result(c->us);
+	if (e == 0) {
+		connected(px, c, now);
+		return;
+	}
+	if (c->u_reg)
+		ows__loop_forget(px->loop, c->us);
+	ows__sock_close(c->us);
+	c->us = OWS__NOSOCK;
+	c->u_reg = c->u_hup = false;
+	c->ust = U_NONE;
+	if (c->addr_i < c->naddr) {
+		connect_next(px, c, now);
+		return;
+	}
+	char what[200];
+	snprintf(what, sizeof(what), "cannot connect (%s) to", strerror(e));
+	fail_upstream(c, 502, what);
+}
+
+static void accept_all(ows_proxy *px, int64_t now)
+{
+	for (;;) {
+		ows__sock s = ows__tcp_accept(px->ls);
+		if (s == OWS__NOSOCK)
+			return;
+		conn *c = px->nconns < px->max_conns ? calloc(1, sizeof(*c)) : NULL;
+		if (!c) {
+			static const char busy[] =
+				"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 42\r\n"
+				"Connection: close\r\n\r\nowsbx proxy: too many connections; retry\n";
+			ows__sock_send(s, busy, sizeof(busy) - 1);
+			ows__sock_close(s);
+			continue;
+		}
+		c->cs = s;
+		c->us = OWS__NOSOCK;
+		c->cep = (endpoint){c, false};
+		c->uep = (endpoint){c, true};
+		c->cst = C_HEAD;
+		c->last_ms = now;
+		c->next = px->conns;
+		if (px->conns)
+			px->conns->prev = c;
+		px->conns = c;
+		px->nconns++;
+		watch(px, c);
+	}
+}
+
+static void take_answers(ows_proxy *px, int64_t now)
+{
+	pthread_mutex_lock(&px->rmu);
+	rjob *done = px->rdone;
+	px->rdone = NULL;
+	pthread_mutex_unlock(&px->rmu);
+	while (done) {
+		rjob *j = done;
+		done = j->next;
+		conn *c = j->c;
+		if (c->dead) {
+			conn_free(c);
+		} else if (c->cst != C_WAIT || c->ust != U_RESOLVING) {
+			c->ust = U_NONE; /* answered too late: already refused or timed out */
+		} else {
+			resolved(px, c, j, now);
+			progress(px, c, false, false, now);
+			watch(px, c);
+		}
+		free(j);
+	}
+}
+
+static void sweep(ows_proxy *px, int64_t now)
+{
+	conn *next;
+	for (conn *c = px->conns; c; c = next) {
+		next = c->next;
+		if (c->deadline && now >= c->deadline) {
+			if (c->cst == C_LINGER) {
+				conn_close(px, c);
+				continue;
+			}
+			char what[120];
+			if (c->ust == U_RESOLVING || c->ust == U_CONNECTING) {
+				snprintf(what, sizeof(what), "no answer within %d ms from",
+					 px->connect_timeout_ms);
+				fail_upstream(c, 504, what);
+			} else if (c->awaiting) {
+				snprintf(what, sizeof(what), "no response within %d ms from",
+					 px->response_timeout_ms);
+				fail_upstream(c, 504, what);
+			} else {
+				c->deadline = 0;
+			}
+			progress(px, c, false, false, now);
+			watch(px, c);
+			continue;
+		}
+		int idle = px->idle_ms;
+		if (c->cst == C_HEAD && c->ust == U_NONE && idle > HEAD_TIMEOUT_MS)
+			idle = HEAD_TIMEOUT_MS;
+		if (c->cst != C_WAIT && !c->deadline && now - c->last_ms > idle)
+			conn_close(px, c);
+	}
+}
+
+static void *loop_main(void *arg)
+{
+	ows_proxy *px = arg;
+	ows__net_thread_init();
+	ows__event ev[256];
+	int64_t next_sweep = 0;
+	while (!atomic_load(&px->stop)) {
+		int n = ows__loop_wait(px->loop, ev, 256, 100);
+		int64_t now = ows__now_ms();
+		for (int i = 0; i < n; i++) {
+			if (!ev[i].ptr) {
+				take_answers(px, now);
+				continue;
+			}
+			if (ev[i].ptr == &px->ltag) {
+				accept_all(px, now);
+				continue;
+			}
+			endpoint *e = ev[i].ptr;
+			conn *c = e->c;
+			if (c->closed)
+				continue;
+			c->last_ms = now;
+			if (e->up) {
+				c->u_hup |= ev[i].hup;
+				if (c->ust == U_CONNECTING) {
+					if (ev[i].wr || ev[i].hup)
+						on_connect_ready(px, c, now);
+					progress(px, c, false, false, now);
+				} else {
+					progress(px, c, false, ev[i].rd, now);
+				}
+			} else {
+				c->c_hup |= ev[i].hup;
+				progress(px, c, ev[i].rd, false, now);
+			}
+			watch(px, c);
+		}
+		if (now >= next_sweep) {
+			sweep(px, now);
+			next_sweep = now + 100;
+		}
+		while (px->grave) {
+			conn *c = px->grave;
+			px->grave = c->next;
+			conn_free(c);
+		}
+	}
+	while (px->conns)
+		conn_close(px, px->conns);
+	while (px->grave) {
+		conn *c = px->grave;
+		px->grave = c->next;
+		conn_free(c);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ public API */
 
 void ows_proxy_options_init(ows_proxy_options *opts)
 {
@@ -14,31 +1024,213 @@ void ows_proxy_options_init(ows_proxy_options *opts)
 	}
 }
 
-int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *err)
+#define HAS(opts, field) \
+	((opts) && (opts)->size >= offsetof(ows_proxy_options, field) + sizeof((opts)->field))
+
+static int read_hosts_file(ows_proxy *px, const char *path, ows_error *err)
 {
-	if (out)
-		*out = NULL;
-	return ows__fail(err, OWS_ENOSYS, 0, "proxy", "use --net none or --net open for now",
-			 "the allow-list proxy is not available in this version");
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return ows__fail_sys(err, path, NULL, "cannot read the proxy's hosts file");
+	char line[1024];
+	while (fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		char *save = NULL;
+		char *addr = strtok_r(line, " \t\r\n", &save);
+		if (!addr)
+			continue;
+		struct sockaddr_storage ss = {0};
+		size_t len;
+		if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+			ss.ss_family = AF_INET;
+			len = sizeof(struct sockaddr_in);
+		} else if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+			ss.ss_family = AF_INET6;
+			len = sizeof(struct sockaddr_in6);
+		} else {
+			continue;
+		}
+		char *name;
+		while ((name = strtok_r(NULL, " \t\r\n", &save))) {
+			override *n = realloc(px->ov, (px->nov + 1) * sizeof(*n));
+			if (!n) {
+				fclose(f);
+				return ows__fail(err, OWS_ENOMEM, 0, NULL, NULL, "out of memory");
+			}
+			px->ov = n;
+			override *o = &px->ov[px->nov];
+			if (ows__host_normalize(name, strlen(name), o->name) != OWS__HOST_NAME)
+				continue;
+			o->addr = ss;
+			o->len = len;
+			px->nov++;
+		}
+	}
+	fclose(f);
+	return 0;
 }
 
-int ows_proxy_port(const ows_proxy *proxy) { return -1; }
+int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *err)
+{
+	if (!out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no place to put the proxy");
+	*out = NULL;
+	ows_proxy *px = ows__calloc(1, sizeof(*px), err);
+	if (!px)
+		return OWS_ENOMEM;
+	pthread_mutex_init(&px->mu, NULL);
+	pthread_mutex_init(&px->rmu, NULL);
+	pthread_cond_init(&px->rcond, NULL);
+	px->ls = OWS__NOSOCK;
+	px->max_conns = HAS(opts, max_conns) && opts->max_conns > 0 ? opts->max_conns : 4096;
+	px->idle_ms = HAS(opts, idle_ms) && opts->idle_ms > 0 ? opts->idle_ms : 600000;
+	px->connect_timeout_ms =
+		HAS(opts, connect_timeout_ms) && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms
+									       : 15000;
+	px->response_timeout_ms = HAS(opts, response_timeout_ms) && opts->response_timeout_ms > 0
+					  ? opts->response_timeout_ms
+					  : 120000;
+	px->blocked = ows__calloc(BLOCKED_MAX, sizeof(*px->blocked), err);
+	int rc = px->blocked ? 0 : OWS_ENOMEM;
+	int port = HAS(opts, port) ? opts->port : 0;
+	if (rc == 0 && (port < 0 || port > 65535))
+		rc = ows__fail(err, OWS_EINVAL, 0, "port", "give 1-65535, or 0 for 47800-47899",
+			       "not a port: %d", port);
+	if (rc == 0 && HAS(opts, hosts) && opts->hosts)
+		for (const char *const *h = opts->hosts; *h && rc == 0; h++)
+			rc = change(px, *h, true, err);
+	if (rc == 0 && HAS(opts, hosts_file) && opts->hosts_file)
+		rc = read_hosts_file(px, opts->hosts_file, err);
+	if (rc == 0)
+		rc = ows__net_init(err);
+	if (rc == 0)
+		rc = ows__loop_new(&px->loop, err);
+	if (rc == 0)
+		rc = ows__tcp_listen_loopback(port, PORT_LO, PORT_HI, &px->ls, &px->port, err);
+	if (rc == 0 && ows__loop_watch(px->loop, px->ls, &px->ltag, true, true, false) < 0)
+		rc = ows__fail(err, OWS_ESYS, 0, "epoll_ctl", NULL, "cannot watch the proxy's socket");
+	for (int i = 0; rc == 0 && i < RESOLVERS; i++) {
+		int e = pthread_create(&px->rth[i], NULL, resolver_main, px);
+		if (e != 0) {
+			errno = e;
+			rc = ows__fail_sys(err, "pthread_create", NULL, "cannot start a resolver thread");
+		} else {
+			px->nrth++;
+		}
+	}
+	if (rc == 0) {
+		int e = pthread_create(&px->thread, NULL, loop_main, px);
+		if (e != 0) {
+			errno = e;
+			rc = ows__fail_sys(err, "pthread_create", NULL, "cannot start the proxy's thread");
+		} else {
+			px->thread_started = true;
+		}
+	}
+	if (rc < 0) {
+		ows_proxy_stop(px);
+		return rc;
+	}
+	*out = px;
+	return 0;
+}
+
+int ows_proxy_port(const ows_proxy *proxy)
+{
+	return proxy ? proxy->port : -1;
+}
 
 int ows_proxy_allow(ows_proxy *proxy, const char *pattern, ows_error *err)
 {
-	return ows_proxy_start(NULL, NULL, err);
+	return change(proxy, pattern, true, err);
 }
 
 int ows_proxy_disallow(ows_proxy *proxy, const char *pattern, ows_error *err)
 {
-	return ows_proxy_start(NULL, NULL, err);
+	return change(proxy, pattern, false, err);
+}
+
+int ows_proxy_allow_file(ows_proxy *proxy, const char *path, ows_error *err)
+{
+	if (!proxy || !path)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no proxy or no file");
+	ows__strv sites = {0};
+	int rc = ows__sites_file_read(path, &sites, err);
+	for (size_t i = 0; rc == 0 && i < sites.len; i++)
+		rc = change(proxy, sites.v[i], true, err);
+	ows__strv_free(&sites);
+	return rc;
 }
 
 int ows_proxy_blocked_json(ows_proxy *proxy, int64_t since_ms, char **out, ows_error *err)
 {
 	if (out)
 		*out = NULL;
-	return ows_proxy_start(NULL, NULL, err);
+	if (!proxy || !out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no proxy or no place for the answer");
+	pthread_mutex_lock(&proxy->mu);
+	size_t cap = 3 + proxy->nblocked * (OWS__HOST_MAX + 160);
+	char *s = malloc(cap);
+	if (!s) {
+		pthread_mutex_unlock(&proxy->mu);
+		return ows__fail(err, OWS_ENOMEM, 0, NULL, NULL, "out of memory");
+	}
+	size_t o = 0;
+	s[o++] = '[';
+	bool first = true;
+	for (size_t i = 0; i < proxy->nblocked; i++) {
+		const blocked *b = &proxy->blocked[i];
+		if (b->last_ms < since_ms)
+			continue;
+		/* hosts are normalised names or addresses: nothing to escape */
+		o += (size_t)snprintf(s + o, cap - o,
+				      "%s{\"host\":\"%s\",\"port\":%d,\"count\":%ld,\"first_ms\":%lld,"
+				      "\"last_ms\":%lld,\"reason\":\"%s\"}",
+				      first ? "" : ",", b->host, b->port, b->count,
+				      (long long)b->first_ms, (long long)b->last_ms, b->reason);
+		first = false;
+	}
+	s[o++] = ']';
+	s[o] = '\0';
+	pthread_mutex_unlock(&proxy->mu);
+	*out = s;
+	return 0;
 }
 
-void ows_proxy_stop(ows_proxy *proxy) { }
+void ows_proxy_stop(ows_proxy *px)
+{
+	if (!px)
+		return;
+	if (px->thread_started) {
+		atomic_store(&px->stop, true);
+		ows__loop_wake(px->loop);
+		pthread_join(px->thread, NULL);
+	}
+	pthread_mutex_lock(&px->rmu);
+	px->rstop = true;
+	pthread_cond_broadcast(&px->rcond);
+	pthread_mutex_unlock(&px->rmu);
+	for (int i = 0; i < px->nrth; i++)
+		pthread_join(px->rth[i], NULL);
+	rjob *lists[2] = {px->rq, px->rdone};
+	for (int k = 0; k < 2; k++)
+		while (lists[k]) {
+			rjob *j = lists[k];
+			lists[k] = j->next;
+			if (j->c->dead)
+				conn_free(j->c);
+			free(j);
+		}
+	if (px->ls != OWS__NOSOCK)
+		ows__sock_close(px->ls);
+	ows__loop_free(px->loop);
+	pthread_mutex_destroy(&px->mu);
+	pthread_mutex_destroy(&px->rmu);
+	pthread_cond_destroy(&px->rcond);
+	free(px->pats);
+	free(px->blocked);
+	free(px->ov);
+	free(px);
+}

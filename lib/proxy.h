@@ -1,0 +1,132 @@
+/*
+ * The allow-list proxy's portable parts, shared between lib/proxy.c, the
+ * pattern matcher (hostpat.c), the request parser (http.c), the named
+ * groups (sites.c), the tests and the fuzz target.  Nothing here touches a
+ * socket; lib/netio.h is the platform layer.
+ */
+#ifndef OWS_PROXY_INTERNAL_H
+#define OWS_PROXY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+struct sockaddr;
+
+#define OWS__HOST_MAX 254 /* 253 characters of a DNS name, NUL */
+
+/* ------------------------------------------------------------- host names */
+
+typedef enum ows__host_kind {
+	OWS__HOST_NAME = 1,
+	OWS__HOST_IPV4 = 2,
+	OWS__HOST_IPV6 = 3, /* kept without brackets */
+} ows__host_kind;
+
+/*
+ * Normalises a host as a client wrote it (`len` bytes, no port): lower-cased,
+ * one trailing dot dropped, IPv6 literals given with or without brackets and
+ * stored without.  Names are LDH labels (plus '_') of 1-63 characters, 253 in
+ * all.  Returns the kind, or -1 when it is not a host.
+ */
+OWS__HIDDEN int ows__host_normalize(const char *in, size_t len, char out[OWS__HOST_MAX]);
+
+/*
+ * True when an address may be reached without the person's opt-in: not
+ * loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local
+ * (169.254/16, fe80::/10), CGNAT (100.64/10), multicast, broadcast, reserved
+ * (0/8, 240/4) or unspecified; IPv4-mapped and NAT64 (64:ff9b::/96) IPv6 are
+ * judged by the IPv4 address inside.
+ */
+OWS__HIDDEN bool ows__addr_is_public(const struct sockaddr *sa);
+
+/* ---------------------------------------------------------------- patterns */
+
+/*
+ * An allow-list entry.  Text form:
+ *   host:port           exactly that host and port
+ *   host                port 443
+ *   *.example.com:443   any subdomain of example.com (not example.com)
+ *   10.0.0.5:8080       an IP literal matches only when listed exactly
+ *   [::1]:8080          the same for IPv6
+ *   NAME...+private     also when NAME resolves to a loopback, private or
+ *                       link-local address (an internal registry); listing
+ *                       an IP literal or `localhost` exactly implies it
+ */
+typedef struct ows__pattern {
+	char host[OWS__HOST_MAX]; /* without "*." for a wildcard */
+	int port;
+	bool wildcard;
+	bool allow_private;
+	int kind;                 /* ows__host_kind of host (a wildcard is a NAME) */
+} ows__pattern;
+
+/* Parses one pattern; OWS_EINVAL naming it when it is not one. */
+OWS__HIDDEN int ows__pattern_parse(const char *text, ows__pattern *out, ows_error *err);
+/* The canonical text form ("*.example.com:443+private"); `out` has 300 bytes. */
+OWS__HIDDEN void ows__pattern_format(const ows__pattern *p, char out[300]);
+/* Does `p` cover this normalised host and port? */
+OWS__HIDDEN bool ows__pattern_match(const ows__pattern *p, const char *host, int kind, int port);
+
+/*
+ * Checks a pattern or a group name ("@package-registries") as given on a
+ * command line or in a policy, without keeping it.  0 or OWS_EINVAL.
+ */
+OWS__HIDDEN int ows__site_check(const char *text, ows_error *err);
+
+/* ------------------------------------------------------------ named groups */
+
+/*
+ * The hosts of a named group ("code-hosting", "package-registries",
+ * "search-apis"; a leading '@' is accepted), as a NULL-terminated static
+ * array of patterns, or NULL when there is no such group.
+ */
+OWS__HIDDEN const char *const *ows__sites_group(const char *name);
+/* The group names, NULL-terminated, static. */
+OWS__HIDDEN const char *const *ows__sites_group_names(void);
+
+/*
+ * Reads an allow-sites file: one pattern or @group per line, '#' starts a
+ * comment, blank lines ignored, surrounding spaces trimmed.  Each entry is
+ * checked (ows__site_check) and appended to *out, which the caller owns.
+ * OWS_ESYS when unreadable, OWS_EINVAL naming "FILE:LINE" when an entry is bad.
+ */
+OWS__HIDDEN int ows__sites_file_read(const char *path, ows__strv *out, ows_error *err);
+
+/* ---------------------------------------------------------- request parser */
+
+#define OWS__HTTP_HEAD_MAX 16384 /* bytes of request line and headers */
+
+typedef struct ows__http_req {
+	bool is_connect;
+	char method[24];
+	char host[OWS__HOST_MAX]; /* normalised */
+	int host_kind;
+	int port;
+	int version_minor;        /* HTTP/1.x */
+	int64_t content_length;   /* -1: none given */
+	bool chunked;
+	bool close;               /* the client asked to close after this request */
+	size_t head_len;          /* bytes of the head in the input, CRLFCRLF included */
+	/*
+	 * Plain requests only: the head to send upstream (origin-form target,
+	 * Host set to the target, hop-by-hop and proxy headers dropped,
+	 * "Connection: keep-alive" or "close" as the client asked), malloc'd.
+	 */
+	char *upstream_head;
+	size_t upstream_head_len;
+	const char *error;        /* why the request is bad (static) */
+} ows__http_req;
+
+/*
+ * Parses a proxy request head from buf[0..len).  Returns 1 with *req filled
+ * (free req->upstream_head), 0 when more bytes are needed (and len is below
+ * OWS__HTTP_HEAD_MAX), -1 when the request is bad (req->error says why;
+ * nothing to free).  Never reads past len.
+ */
+OWS__HIDDEN int ows__http_parse(const char *buf, size_t len, ows__http_req *req);
+OWS__HIDDEN void ows__http_req_release(ows__http_req *req);
+
+#endif /* OWS_PROXY_INTERNAL_H */
