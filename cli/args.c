@@ -6,8 +6,9 @@
 
 void owsbx_usage(FILE *out)
 {
-	fputs("usage: owsbx run [--rw DIR]... [--ro DIR]... [--net none|open] [--provider NAME]\n"
-	      "                 [--policy FILE] [--config FILE] [--events FILE]\n"
+	fputs("usage: owsbx run [--rw DIR]... [--ro DIR]... [--net none|open|allowlist]\n"
+	      "                 [--allow-site HOST[:PORT]]... [--allow-sites-file FILE]\n"
+	      "                 [--provider NAME] [--policy FILE] [--config FILE] [--events FILE]\n"
 	      "                 [--env NAME=VALUE]... -- CMD [ARG]...\n"
 	      "       owsbx verify [same options as run, without the command]\n"
 	      "       owsbx report [--json]\n"
@@ -76,6 +77,8 @@ static int apply(owsbx_args *a, const pending *p, ows_error *err)
 		rc = ows_policy_set_env(a->policy, name, eq + 1, err);
 	} else if (strcmp(p->opt, "--allow-site") == 0) {
 		rc = ows_policy_add_host(a->policy, p->val, err);
+	} else if (strcmp(p->opt, "--allow-sites-file") == 0) {
+		rc = ows_policy_add_hosts_file(a->policy, p->val, err);
 	}
 	return rc < 0 ? OWSBX_EXIT_USAGE : 0;
 }
@@ -179,7 +182,7 @@ static int parse_proxy(int argc, char **argv, owsbx_args *a, ows_error *err)
 int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 {
 	static const char *const policy_opts[] = {"--rw", "--ro", "--net", "--provider", "--env",
-						  "--allow-site"};
+						  "--allow-site", "--allow-sites-file"};
 	memset(a, 0, sizeof(*a));
 	a->config_path = getenv("OWSBX_CONFIG");
 	if (a->config_path && !*a->config_path)

@@ -148,8 +148,14 @@ OWS_API int ows_policy_set_provider(ows_policy *policy, const char *name, ows_er
 OWS_API int ows_policy_add_folder(ows_policy *policy, const char *path, ows_access access,
 				  ows_error *err);
 OWS_API int ows_policy_set_network(ows_policy *policy, ows_net net, ows_error *err);
-/* A host pattern for `allowlist`: "host:port", "host" (port 443), "*.example.com:443". */
+/*
+ * A site for `allowlist`: "host:port", "host" (port 443), "*.example.com:443"
+ * (subdomains, not the apex), "@package-registries" (a named group), or
+ * "git.corp:443+private" (may resolve to a private address).
+ */
 OWS_API int ows_policy_add_host(ows_policy *policy, const char *pattern, ows_error *err);
+/* Every site of a file: one per line, '#' comments.  Nothing added on a bad line. */
+OWS_API int ows_policy_add_hosts_file(ows_policy *policy, const char *path, ows_error *err);
 /*
  * An extra variable for every command.  Names that say they hold a secret
  * are refused with OWS_EINVAL: secrets are absent, not passed.

@@ -204,3 +204,27 @@ int ows__env_merge(const ows__strv *base, const char *const *extra, ows__strv *o
 	*out = sv;
 	return 0;
 }
+
+int ows__env_add_proxy(ows__strv *env, int port, ows_error *err)
+{
+	char url[64], java[160], addr[32];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	snprintf(java, sizeof(java),
+		 "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d -Dhttps.proxyHost=127.0.0.1 "
+		 "-Dhttps.proxyPort=%d", port, port);
+	/* What curl, git, pip, npm, node, Go and Java read; nothing may point elsewhere. */
+	const char *const vars[][2] = {
+		{"http_proxy", url}, {"https_proxy", url}, {"HTTP_PROXY", url}, {"HTTPS_PROXY", url},
+		{"ALL_PROXY", url}, {"all_proxy", url}, {"NO_PROXY", ""}, {"no_proxy", ""},
+		{"npm_config_proxy", url}, {"npm_config_https_proxy", url},
+		{"YARN_HTTP_PROXY", url}, {"YARN_HTTPS_PROXY", url}, {"NODE_USE_ENV_PROXY", "1"},
+		{"JAVA_TOOL_OPTIONS", java}, {"OWSBX_PROXY", addr},
+	};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(vars); i++) {
+		int rc = env_set(env, vars[i][0], vars[i][1], err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}

@@ -171,6 +171,8 @@ typedef struct ows__env_spec {
 /* The session's base environment, NAME=VALUE, into *out (which it owns). */
 OWS__HIDDEN int ows__env_build(const ows_policy *policy, const ows__env_spec *spec,
 			       ows__strv *out, ows_error *err);
+/* The proxy variables every common client reads, all pointing at 127.0.0.1:port. */
+OWS__HIDDEN int ows__env_add_proxy(ows__strv *env, int port, ows_error *err);
 /* Merges NAME=VALUE extras over `base`, dropping secret names; fresh *out. */
 OWS__HIDDEN int ows__env_merge(const ows__strv *base, const char *const *extra,
 			       ows__strv *out, ows_error *err);
@@ -243,6 +245,7 @@ struct ows_session {
 	char *default_cwd;       /* first read-write folder, else the private home */
 	ows__strv env;           /* the base environment of every command */
 	char *agent_text;        /* what shared logins let the agent do; NULL: nothing */
+	struct ows_proxy *proxy; /* allowlist: the session's proxy, stopped after close */
 	ows__audit audit;
 	ows_proc *procs;
 	uint32_t next_proc_id;

@@ -38,6 +38,8 @@ OWS__HIDDEN void ows__net_thread_init(void);
  */
 OWS__HIDDEN int ows__tcp_listen_loopback(int port, int lo, int hi, ows__sock *out, int *port_out,
 					 ows_error *err);
+/* Makes a listening socket from elsewhere fit for the loop (non-blocking); checks it listens. */
+OWS__HIDDEN int ows__sock_listener_ready(ows__sock s, ows_error *err);
 /* A new non-blocking connection, or OWS__NOSOCK (nothing pending, or an error). */
 OWS__HIDDEN ows__sock ows__tcp_accept(ows__sock listener);
 /* Starts a non-blocking connect; 0 (in progress or done) or a negative errno. */

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "internal.h"
+#include "proxy.h"
 #include "platform.h"
 
 static const char *const limit_keys[OWS__LIMIT_MAX] = {
@@ -187,12 +188,20 @@ int ows_policy_add_host(ows_policy *p, const char *pattern, ows_error *err)
 	if (!p || !pattern || !*pattern)
 		return ows__fail(err, OWS_EINVAL, 0, "hosts", "give a host such as github.com:443",
 				 "empty host pattern");
-	for (const char *c = pattern; *c; c++)
-		if (*c <= ' ' || *c == '/' || *c == '@' || *c == 0x7f)
-			return ows__fail(err, OWS_EINVAL, 0, pattern,
-					 "give host[:port], such as github.com:443",
-					 "host pattern has a character a host name cannot have");
-	return ows__strv_push(&p->hosts, pattern, err);
+	int rc = ows__site_check(pattern, err);
+	return rc < 0 ? rc : ows__strv_push(&p->hosts, pattern, err);
+}
+
+int ows_policy_add_hosts_file(ows_policy *p, const char *path, ows_error *err)
+{
+	if (!p || !path)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "policy or path is NULL");
+	ows__strv sites = {0};
+	int rc = ows__sites_file_read(path, &sites, err);
+	for (size_t i = 0; rc == 0 && i < sites.len; i++)
+		rc = ows_policy_add_host(p, sites.v[i], err);
+	ows__strv_free(&sites);
+	return rc;
 }
 
 int ows_policy_set_env(ows_policy *p, const char *name, const char *value, ows_error *err)

@@ -110,10 +110,18 @@ typedef struct override {
 	size_t len;
 } override;
 
+/* A listener handed over by a sandbox: a socket in its own network namespace. */
+typedef struct adopted {
+	ows__sock s;
+	struct adopted *next;
+} adopted;
+
 struct ows_proxy {
 	ows__loop *loop;
 	ows__sock ls;
 	char ltag;
+	adopted *adopted;   /* pushed by the host's thread, read by the loop; freed at stop */
+	pthread_mutex_t amu;
 	int port;
 	pthread_t thread;
 	bool thread_started;
@@ -869,10 +877,21 @@ static void on_connect_ready(ows_proxy *px, conn *c, int64_t now)
 	fail_upstream(c, 502, what);
 }
 
-static void accept_all(ows_proxy *px, int64_t now)
+/* The adopted listener an event is for, or NULL. */
+static adopted *adopted_for(ows_proxy *px, const void *ptr)
+{
+	pthread_mutex_lock(&px->amu);
+	adopted *a = px->adopted;
+	while (a && (const void *)a != ptr)
+		a = a->next;
+	pthread_mutex_unlock(&px->amu);
+	return a;
+}
+
+static void accept_all(ows_proxy *px, ows__sock listener, int64_t now)
 {
 	for (;;) {
-		ows__sock s = ows__tcp_accept(px->ls);
+		ows__sock s = ows__tcp_accept(listener);
 		if (s == OWS__NOSOCK)
 			return;
 		conn *c = px->nconns < px->max_conns ? calloc(1, sizeof(*c)) : NULL;
@@ -971,7 +990,12 @@ static void *loop_main(void *arg)
 				continue;
 			}
 			if (ev[i].ptr == &px->ltag) {
-				accept_all(px, now);
+				accept_all(px, px->ls, now);
+				continue;
+			}
+			adopted *a = adopted_for(px, ev[i].ptr);
+			if (a) {
+				accept_all(px, a->s, now);
 				continue;
 			}
 			endpoint *e = ev[i].ptr;
@@ -1081,6 +1105,7 @@ int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *e
 	if (!px)
 		return OWS_ENOMEM;
 	pthread_mutex_init(&px->mu, NULL);
+	pthread_mutex_init(&px->amu, NULL);
 	pthread_mutex_init(&px->rmu, NULL);
 	pthread_cond_init(&px->rcond, NULL);
 	px->ls = OWS__NOSOCK;
@@ -1225,6 +1250,13 @@ void ows_proxy_stop(ows_proxy *px)
 		}
 	if (px->ls != OWS__NOSOCK)
 		ows__sock_close(px->ls);
+	while (px->adopted) {
+		adopted *a = px->adopted;
+		px->adopted = a->next;
+		ows__sock_close(a->s);
+		free(a);
+	}
+	pthread_mutex_destroy(&px->amu);
 	ows__loop_free(px->loop);
 	pthread_mutex_destroy(&px->mu);
 	pthread_mutex_destroy(&px->rmu);
@@ -1233,4 +1265,27 @@ void ows_proxy_stop(ows_proxy *px)
 	free(px->blocked);
 	free(px->ov);
 	free(px);
+}
+
+int ows__proxy_adopt_listener(ows_proxy *px, ows__sock s, ows_error *err)
+{
+	if (!px || s == OWS__NOSOCK)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no proxy or no listener");
+	adopted *a = calloc(1, sizeof(*a));
+	if (!a)
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	a->s = s;
+	int rc = ows__sock_listener_ready(s, err);
+	if (rc < 0) {
+		free(a);
+		return rc;
+	}
+	pthread_mutex_lock(&px->amu);
+	a->next = px->adopted;
+	px->adopted = a;
+	pthread_mutex_unlock(&px->amu);
+	/* The loop may see an event for it from now on: it is already listed. */
+	if (ows__loop_watch(px->loop, s, a, true, true, false) < 0)
+		return ows__fail_sys(err, "epoll", NULL, "cannot watch the sandbox's listener");
+	return 0;
 }

@@ -95,6 +95,13 @@ OWS__HIDDEN const char *const *ows__sites_group_names(void);
  */
 OWS__HIDDEN int ows__sites_file_read(const char *path, ows__strv *out, ows_error *err);
 
+/*
+ * Accepts clients from one more listening socket too, and owns it from now
+ * on (closed at ows_proxy_stop): a sandbox's listener, made in its own network
+ * namespace, where it is the only way out.
+ */
+OWS__HIDDEN int ows__proxy_adopt_listener(ows_proxy *px, intptr_t s, ows_error *err);
+
 /* ---------------------------------------------------------- request parser */
 
 #define OWS__HTTP_HEAD_MAX 16384 /* bytes of request line and headers */

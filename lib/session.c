@@ -185,6 +185,9 @@ int ows_session_close(ows_session *s, ows_error *err)
 	if (!s)
 		return 0;
 	int rc = s->ops->close(s, err);
+	/* The sandbox is gone: nothing is left to use the proxy. */
+	ows_proxy_stop(s->proxy);
+	s->proxy = NULL;
 	ows__audit_emit(&s->audit, "close", json_pack("{s:b}", "clean", rc == 0));
 	session_free(s);
 	return rc;
@@ -325,23 +328,43 @@ void ows_proc_free(ows_proc *p)
 	free(p);
 }
 
-/* The allow list arrives with the proxy; until then these say so plainly. */
+/* Sites change for the running session at once, without a restart. */
+static int session_proxy(ows_session *s, ows_error *err, ows_proxy **out)
+{
+	if (!s)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "session is NULL");
+	if (!s->proxy)
+		return ows__fail(err, OWS_ESTATE, 0, ows__net_name(s->net),
+				 "open the session with network allowlist",
+				 "this session has no allow list");
+	*out = s->proxy;
+	return 0;
+}
+
 int ows_session_allow_site(ows_session *s, const char *pattern, ows_error *err)
 {
-	(void)s;
-	return ows__fail(err, OWS_ENOSYS, 0, pattern, "use network open or none for now",
-			 "the allow-list proxy is not available in this version");
+	ows_proxy *px = NULL;
+	int rc = session_proxy(s, err, &px);
+	if (rc == 0 && (rc = ows_proxy_allow(px, pattern, err)) == 0)
+		ows__audit_emit(&s->audit, "site", json_pack("{s:s, s:s}", "allow", pattern, "for",
+							    "session"));
+	return rc;
 }
 
 int ows_session_remove_site(ows_session *s, const char *pattern, ows_error *err)
 {
-	return ows_session_allow_site(s, pattern, err);
+	ows_proxy *px = NULL;
+	int rc = session_proxy(s, err, &px);
+	if (rc == 0 && (rc = ows_proxy_disallow(px, pattern, err)) == 0)
+		ows__audit_emit(&s->audit, "site", json_pack("{s:s}", "remove", pattern));
+	return rc;
 }
 
 int ows_session_blocked_json(ows_session *s, int64_t since_ms, char **out, ows_error *err)
 {
-	(void)since_ms;
+	ows_proxy *px = NULL;
 	if (out)
 		*out = NULL;
-	return ows_session_allow_site(s, NULL, err);
+	int rc = session_proxy(s, err, &px);
+	return rc < 0 ? rc : ows_proxy_blocked_json(px, since_ms, out, err);
 }

@@ -144,11 +144,13 @@ void ows__init_drop_identity(const struct ows__plan *p)
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
 		ows__init_die(p, "clear ambient capabilities", NULL);
 	if (!p->userns) {
-		if (setgroups((size_t)p->ngroups, p->groups) != 0)
+		/* Raw system calls: glibc's wrappers would signal every thread the host
+		 * had and wait for them, in a process where none of them exists. */
+		if (syscall(SYS_setgroups, (size_t)p->ngroups, p->groups) != 0)
 			ows__init_die(p, "setgroups", NULL);
-		if (setresgid(p->gid, p->gid, p->gid) != 0)
+		if (syscall(SYS_setresgid, p->gid, p->gid, p->gid) != 0)
 			ows__init_die(p, "setresgid", NULL);
-		if (setresuid(p->uid, p->uid, p->uid) != 0)
+		if (syscall(SYS_setresuid, p->uid, p->uid, p->uid) != 0)
 			ows__init_die(p, "setresuid", NULL);
 	}
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};

@@ -81,6 +81,18 @@ int ows__tcp_listen_loopback(int port, int lo, int hi, ows__sock *out, int *port
 			     "cannot listen for the proxy");
 }
 
+int ows__sock_listener_ready(ows__sock s, ows_error *err)
+{
+	int fd = (int)s, listening = 0;
+	socklen_t len = sizeof(listening);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
+		return ows__fail(err, OWS_EINVAL, errno, "listener", NULL, "not a listening socket");
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return ows__fail_sys(err, "fcntl", NULL, "cannot make the listener non-blocking");
+	return 0;
+}
+
 ows__sock ows__tcp_accept(ows__sock listener)
 {
 	int fd = accept4((int)listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -97,7 +97,8 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	add(caps, "network.open", base && abi >= 6 ? "enforced" : "unavailable",
 	    base && abi >= 6 ? "any host; abstract sockets outside stay unreachable"
 			     : "needs Landlock ABI 6 to keep abstract unix sockets out");
-	add(caps, "network.allowlist", "unavailable", "the allow-list proxy is not built yet");
+	add(caps, "network.allowlist", base ? "enforced" : "unavailable",
+	    "own network namespace; the one way out is the session's allow-list proxy");
 	add(caps, "unix_sockets.outside", base ? "enforced" : "unavailable",
 	    "ssh-agent, session bus and docker sockets are not in the sandbox's root");
 	add(caps, "signals.outside", base ? "enforced" : "unavailable",

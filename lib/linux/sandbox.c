@@ -39,6 +39,7 @@
 #include <linux/openat2.h>
 
 #include "init.h"
+#include "proxy.h"
 
 extern char **environ;
 
@@ -697,10 +698,6 @@ static int plan_support(struct ows__plan *p, const ows_policy *policy, ows_net n
 				 "boot a kernel with Landlock enabled (lsm=landlock), or set up the "
 				 "account provider",
 				 "Landlock is not available in this kernel");
-	if (net == OWS_NET_ALLOWLIST)
-		return ows__fail(err, OWS_EUNSUPPORTED, 0, "network allowlist",
-				 "use --net none or --net open for now",
-				 "the allow-list proxy is not available in this version");
 	if (net == OWS_NET_OPEN && p->abi < 6)
 		return ows__fail(err, OWS_EUNSUPPORTED, 0, "network open",
 				 "use --net none, or a kernel with Landlock ABI 6 (Linux 6.12+)",
@@ -888,6 +885,31 @@ static int clone_init(struct ows__plan *p, struct landlock_impl *li, ows_error *
 	return 0;
 }
 
+/*
+ * allowlist: the session's own proxy, allowing the policy's sites, the
+ * machine's and those the shared tools need.  The sandbox reaches it only
+ * through the listener its init makes on the same port in its own network.
+ */
+static int start_proxy(ows_session *s, struct ows__plan *p, const ows_policy *policy,
+		       const ows_config *config, const ows__share *sh, ows_error *err)
+{
+	ows__strv sites = {0};
+	const ows__strv *lists[] = {&policy->hosts, &config->hosts, &sh->hosts};
+	int rc = 0;
+	for (size_t l = 0; l < OWS__ARRAY_LEN(lists) && rc == 0; l++)
+		for (size_t i = 0; i < lists[l]->len && rc == 0; i++)
+			rc = ows__strv_push(&sites, lists[l]->v[i], err);
+	ows_proxy_options o;
+	ows_proxy_options_init(&o);
+	o.hosts = (const char *const *)sites.v;
+	if (rc == 0)
+		rc = ows_proxy_start(&o, &s->proxy, err);
+	ows__strv_free(&sites);
+	if (rc == 0)
+		p->proxy_port = (uint16_t)ows_proxy_port(s->proxy);
+	return rc;
+}
+
 static int landlock_open(ows_session *s, const ows_policy *policy, const ows_config *config,
 			 ows_error *err)
 {
@@ -970,13 +992,18 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 			s->default_cwd = cwd;
 			break;
 		}
+	if (s->net == OWS_NET_ALLOWLIST &&
+	    ((rc = start_proxy(s, p, policy, config, &li->share, err)) < 0 ||
+	     (rc = ows__env_add_proxy(&s->env, p->proxy_port, err)) < 0))
+		goto fail;
 	p->folders = policy->folders;
 	p->nfolders = policy->nfolders;
 	p->envp = s->env.v;
 	p->clone_flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
 	if (p->userns)
 		p->clone_flags |= CLONE_NEWUSER;
-	if (s->net == OWS_NET_NONE)
+	/* Only `open` shares the host's network; allowlist's one way out is handed over. */
+	if (s->net != OWS_NET_OPEN)
 		p->clone_flags |= CLONE_NEWNET;
 
 	if ((rc = probes_open(&pb, p, li, s->id, err)) < 0)
@@ -985,6 +1012,15 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		goto fail;
 	rc = ows__ctl_receive_proof(s, &li->ctl, "landlock", err);
 	probes_close(&pb);
+	if (rc == 0 && s->proxy) {
+		/* The proof reached the proxy through this socket; now the proxy serves it. */
+		rc = li->ctl.listener >= 0
+			? ows__proxy_adopt_listener(s->proxy, li->ctl.listener, err)
+			: ows__fail(err, OWS_ESYS, EPROTO, "sandbox init", NULL,
+				    "the sandbox did not hand over its proxy listener");
+		if (rc == 0)
+			li->ctl.listener = -1;
+	}
 	if (rc < 0)
 		goto fail;
 	s->private_dir = ows__strdup(priv, err);
@@ -1001,6 +1037,8 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 fail:
 	probes_close(&pb);
 	impl_free(li);
+	ows_proxy_stop(s->proxy);
+	s->proxy = NULL;
 	free(p);
 	return rc;
 }

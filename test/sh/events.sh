@@ -70,8 +70,9 @@ D=$("$PY" -c "$DIGEST" "$EVD/w.jsonl" 2>&1)
 is "$(kv bad)" 0 "a folder named with quote, backslash, newline: every event line is JSON"
 is "$(kv events)" "open,proof,spawn,exit,close" "and all five events are there"
 
-# refused
-sbx run --events "$EVD/r.jsonl" --net allowlist -- /bin/true
+# refused: a limit the landlock provider cannot enforce
+as_user /bin/sh -c "echo '{\"limits\": {\"memory_mb\": 100}}' > '$EVD/limits.json'"
+sbx run --events "$EVD/r.jsonl" --policy "$EVD/limits.json" -- /bin/true
 is "$SBX_RC" 70 "a refused session exits 70"
 D=$("$PY" -c "$DIGEST" "$EVD/r.jsonl" 2>&1)
 like "$(kv events)" "refused" "a refused session writes a refused event ($(kv events))"

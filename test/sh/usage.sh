@@ -3,7 +3,7 @@
 # Bad input and refused sessions. Exit 2 for bad usage (missing, relative folders, the home,
 # /, a parent of the home, a symlink to the home, an unreadable policy, a policy with an
 # unknown key or bad JSON, an unknown flag); 70 when the wall cannot give what is asked
-# (--net allowlist for now, memory limits). Each refusal: "owsbx: <what>: <where>" plus a
+# (memory limits on landlock). Each refusal: "owsbx: <what>: <where>" plus a
 # hint on stderr, the command never ran, no session folder and no process left.
 . "$(dirname "$0")/../lib.sh"
 . "$OWSTEST_DIR/user.sh"
@@ -20,7 +20,6 @@ as_user /bin/sh -c "echo '{\"network\": \"none\", \"bogus_key\": 1}' >'$W/unknow
 as_user /bin/sh -c "echo '{\"folders\": [{\"path\": \"$W\", \"access\": \"rw\", \"colour\": \"red\"}]}' >'$W/unknown-nested.json'"
 as_user /bin/sh -c "echo '{\"network\": \"none\",' >'$W/broken.json'"
 as_user /bin/sh -c "echo '{\"limits\": {\"memory_mb\": 100}}' >'$W/limits.json'"
-as_user /bin/sh -c "echo '{\"network\": \"allowlist\"}' >'$W/allowlist.json'"
 as_user /bin/sh -c "echo '{\"folders\": [{\"path\": \"$H\", \"access\": \"ro\"}]}' >'$W/home.json'"
 as_user /bin/sh -c "echo '{\"folders\": [{\"path\": \"relative/dir\", \"access\": \"rw\"}]}' >'$W/relative.json'"
 as_user /bin/sh -c "echo '{\"network\": \"open\", \"folders\": [{\"path\": \"$W\", \"access\": \"rw\"}], \"env\": {\"OWSTEST_POL\": \"yes\"}}' >'$W/good.json'"
@@ -74,8 +73,7 @@ refused 2 "a policy with a relative folder" --policy "$W/relative.json"
 refused 2 "an unknown flag" --owstest-bogus
 refused 2 "an unknown network mode" --net sideways
 refused 2 "an unknown provider" --provider owstest-nope
-refused 70 "--net allowlist (not available yet)" --net allowlist
-refused 70 "a policy asking for network allowlist" --policy "$W/allowlist.json"
+refused 2 "an allow-list site that is no host" --net allowlist --allow-site 'bad host!'
 refused 70 "a policy asking for a memory limit" --policy "$W/limits.json"
 
 # usage errors without a session at all
