@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -58,6 +59,26 @@ static char *pick_cwd(const ows_policy *policy)
 	return here;
 }
 
+/* allowlist: the sites refused while the command ran, and how to allow them. */
+static void print_blocked(ows_session *s, int64_t since_ms)
+{
+	char *json = NULL;
+	if (ows_session_blocked_json(s, since_ms, &json, NULL) < 0 || !json)
+		return;
+	json_t *arr = json_loads(json, 0, NULL);
+	size_t i;
+	json_t *b;
+	json_array_foreach(arr, i, b)
+		fprintf(stderr, "owsbx: the allow list refused %s:%lld while the command ran; "
+				"to allow it: --allow-site %s:%lld\n",
+			json_string_value(json_object_get(b, "host")),
+			(long long)json_integer_value(json_object_get(b, "port")),
+			json_string_value(json_object_get(b, "host")),
+			(long long)json_integer_value(json_object_get(b, "port")));
+	json_decref(arr);
+	ows_free(json);
+}
+
 static int cmd_run(owsbx_args *a, ows_config *config)
 {
 	ows_error err;
@@ -80,6 +101,9 @@ static int cmd_run(owsbx_args *a, ows_config *config)
 	ows_spawn_options opts;
 	ows_spawn_options_init(&opts);
 	char *cwd = pick_cwd(a->policy);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t started = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	opts.cwd = cwd;
 	ows_proc *proc = NULL;
 	int status;
@@ -106,6 +130,7 @@ static int cmd_run(owsbx_args *a, ows_config *config)
 		} else {
 			status = code;
 		}
+		print_blocked(s, started);
 		ows_proc_free(proc);
 	}
 	ows_error_clear(&err);

@@ -213,6 +213,7 @@ struct ows_proc {
 	int pidfd;             /* direct provider, or -1 */
 	bool exited;
 	int exit_code;
+	int64_t started_ms;    /* for the sites blocked while it ran */
 };
 
 typedef struct ows__provider {

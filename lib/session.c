@@ -229,6 +229,7 @@ int ows_session_spawn(ows_session *s, const char *const argv[], const ows_spawn_
 	}
 	p->session = s;
 	p->id = ++s->next_proc_id;
+	p->started_ms = ows__now_ms();
 	p->pid = -1;
 	p->pidfd = -1;
 	const char *cwd = opts->cwd ? opts->cwd : s->default_cwd;
@@ -297,10 +298,16 @@ int ows_proc_wait(ows_proc *p, int timeout_ms, int *exit_code, ows_error *err)
 		}
 		if (rc <= 0)
 			return rc;
+		/* What the proxy refused while it ran: the site the agent should ask for. */
+		json_t *blocked = NULL;
+		char *bj = NULL;
+		if (s->proxy && ows_proxy_blocked_json(s->proxy, p->started_ms, &bj, NULL) == 0)
+			blocked = json_loads(bj, 0, NULL);
+		ows_free(bj);
 		ows__audit_emit(&s->audit, "exit",
-				json_pack("{s:i, s:i, s:s, s:s}", "proc", (int)p->id, "exit_code",
+				json_pack("{s:i, s:i, s:s, s:s, s:o*}", "proc", (int)p->id, "exit_code",
 					  p->exit_code, "provider", s->ops->name, "enforcement",
-					  s->enforcement));
+					  s->enforcement, "blocked", blocked));
 	}
 	if (exit_code)
 		*exit_code = p->exit_code;
