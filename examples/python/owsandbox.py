@@ -42,6 +42,13 @@ _lib.ows_session_enforcement.restype = ctypes.c_char_p
 _lib.ows_session_spawn.argtypes = [_p, ctypes.POINTER(ctypes.c_char_p), _p, ctypes.POINTER(_p), ctypes.POINTER(_Err)]
 _lib.ows_proc_wait.argtypes = [_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(_Err)]
 _lib.ows_proc_free.argtypes = [_p]
+_lib.ows_session_allow_site.argtypes = [_p, ctypes.c_char_p, ctypes.POINTER(_Err)]
+_lib.ows_session_remove_site.argtypes = [_p, ctypes.c_char_p, ctypes.POINTER(_Err)]
+_lib.ows_session_blocked_json.argtypes = [_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
+                                          ctypes.POINTER(_Err)]
+_lib.ows_session_agent_text.argtypes = [_p]
+_lib.ows_session_agent_text.restype = ctypes.c_char_p
+_lib.ows_free.argtypes = [ctypes.c_void_p]
 
 
 def _check(rc, err):
@@ -78,6 +85,29 @@ class Session:
         finally:
             _lib.ows_proc_free(proc)
         return code.value
+
+    def allow_site(self, pattern):
+        """Opens a site for the running session (allowlist), at once."""
+        err = _Err()
+        _check(_lib.ows_session_allow_site(self._s, pattern.encode(), ctypes.byref(err)), err)
+
+    def remove_site(self, pattern):
+        err = _Err()
+        _check(_lib.ows_session_remove_site(self._s, pattern.encode(), ctypes.byref(err)), err)
+
+    def blocked(self, since_ms=0):
+        """The sites the allow list refused since since_ms: [{"host", "port", "count", ...}]."""
+        err = _Err()
+        out = ctypes.c_void_p()
+        _check(_lib.ows_session_blocked_json(self._s, since_ms, ctypes.byref(out), ctypes.byref(err)), err)
+        try:
+            return json.loads(ctypes.string_at(out.value).decode())
+        finally:
+            _lib.ows_free(out)
+
+    def agent_text(self):
+        """What the logins the person shared let the agent do (never where they are)."""
+        return _lib.ows_session_agent_text(self._s).decode()
 
     def close(self):
         if self._s:
