@@ -232,6 +232,15 @@ typedef struct ows__provider {
 	int (*close)(ows_session *s, ows_error *err);
 } ows__provider;
 
+/*
+ * allowlist: starts the session's proxy (s->proxy, stopped at close) with the
+ * policy's sites, the machine's and `more_hosts` (may be NULL), and points
+ * the proxy variables of s->env at it.  Call after s->env is built.
+ */
+OWS__HIDDEN int ows__session_start_proxy(ows_session *s, const ows_policy *policy,
+					 const ows_config *config, const ows__strv *more_hosts,
+					 int *port, ows_error *err);
+
 /* The platform's providers; NULL for an unknown or unavailable name. */
 OWS__HIDDEN const ows__provider *ows__provider_find(const char *name);
 

@@ -134,6 +134,7 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 			*proof = s->proof_json;
 			s->proof_json = NULL;
 		}
+		ows_proxy_stop(s->proxy);
 		session_free(s);
 		goto out_config;
 	}
@@ -333,6 +334,28 @@ void ows_proc_free(ows_proc *p)
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	free(p);
+}
+
+int ows__session_start_proxy(ows_session *s, const ows_policy *policy, const ows_config *config,
+			     const ows__strv *more_hosts, int *port, ows_error *err)
+{
+	ows__strv sites = {0};
+	const ows__strv *lists[] = {&policy->hosts, &config->hosts, more_hosts};
+	int rc = 0;
+	for (size_t l = 0; l < OWS__ARRAY_LEN(lists) && rc == 0; l++)
+		for (size_t i = 0; lists[l] && i < lists[l]->len && rc == 0; i++)
+			rc = ows__strv_push(&sites, lists[l]->v[i], err);
+	ows_proxy_options o;
+	ows_proxy_options_init(&o);
+	o.hosts = (const char *const *)sites.v;
+	if (rc == 0)
+		rc = ows_proxy_start(&o, &s->proxy, err);
+	ows__strv_free(&sites);
+	if (rc == 0) {
+		*port = ows_proxy_port(s->proxy);
+		rc = ows__env_add_proxy(&s->env, *port, err);
+	}
+	return rc;
 }
 
 /* Sites change for the running session at once, without a restart. */

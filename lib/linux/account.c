@@ -2,7 +2,7 @@
  * The `account` provider: the Windows design on Linux.
  *
  * Commands run as one of two hidden system accounts that setup created:
- * the closed account (`none`, later `allowlist`), which an nftables table
+ * the closed account (`none` and `allowlist`), which an nftables table
  * keyed on its uid confines to loopback ports 47800-47899, and the open
  * account (`open`).  The person's session folders are granted to the
  * account with POSIX ACL entries (ows_acl_grant), and revoked at close.
@@ -164,7 +164,7 @@ static int port_of(int fd)
  * outside (must not), plus an abstract socket (must stay out of reach).
  */
 static int probes_open(struct probes *pb, const char *home, const char *id, bool closed,
-		       ows_error *err)
+		       int proxy_port, ows_error *err)
 {
 	if (home) {
 		pb->canary = ows__asprintf(err, "%s/.owsandbox-canary-%s", home, id);
@@ -181,12 +181,12 @@ static int probes_open(struct probes *pb, const char *home, const char *id, bool
 		}
 	}
 	if (closed) {
-		for (int port = 47899; port >= 47800 && pb->in_fd < 0; port--)
+		for (int port = 47899; !proxy_port && port >= 47800 && pb->in_fd < 0; port--)
 			pb->in_fd = listen_tcp(port);
-		if (pb->in_fd < 0)
+		if (!proxy_port && pb->in_fd < 0)
 			return ows__fail(err, OWS_EUNSUPPORTED, EADDRINUSE, "127.0.0.1:47800-47899",
 					 "free a port in 47800-47899", "cannot listen in the proxy range");
-		pb->port_in = port_of(pb->in_fd);
+		pb->port_in = proxy_port ? proxy_port : port_of(pb->in_fd);
 		for (int tries = 0; tries < 8 && pb->out_fd < 0; tries++) {
 			pb->out_fd = listen_tcp(0);
 			int p = pb->out_fd >= 0 ? port_of(pb->out_fd) : 0;
@@ -325,10 +325,6 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	char *home = NULL;
 	int rc;
 
-	if (s->net == OWS_NET_ALLOWLIST)
-		return ows__fail(err, OWS_EUNSUPPORTED, 0, "network allowlist",
-				 "use --net none or --net open for now",
-				 "the allow-list proxy is not available in this version");
 	/* Never drop silently what the person chose to share. */
 	if (policy->credentials.len || policy->toolchains.len || config->cred_enabled.len ||
 	    config->toolchains.len)
@@ -413,7 +409,13 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 			break;
 		}
 
-	if ((rc = probes_open(&pb, home, s->id, closed, err)) < 0 ||
+	/* allowlist: the proxy listens on the host's loopback in 47800-47899, the one
+	 * range the closed account's firewall lets it reach; the proof reaches it. */
+	int proxy_port = 0;
+	if (s->net == OWS_NET_ALLOWLIST &&
+	    (rc = ows__session_start_proxy(s, policy, config, NULL, &proxy_port, err)) < 0)
+		goto fail;
+	if ((rc = probes_open(&pb, home, s->id, closed, proxy_port, err)) < 0 ||
 	    (rc = build_argv(&av, policy, folders, s->id, closed, home, &pb, err)) < 0 ||
 	    (rc = start_launcher(ai, av.v, err)) < 0)
 		goto fail;
@@ -438,6 +440,8 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 fail:
 	probes_close(&pb);
 	impl_free(ai, s);
+	ows_proxy_stop(s->proxy);
+	s->proxy = NULL;
 	ows__strv_free(&av);
 	free(folders);
 	free(home);

@@ -885,31 +885,6 @@ static int clone_init(struct ows__plan *p, struct landlock_impl *li, ows_error *
 	return 0;
 }
 
-/*
- * allowlist: the session's own proxy, allowing the policy's sites, the
- * machine's and those the shared tools need.  The sandbox reaches it only
- * through the listener its init makes on the same port in its own network.
- */
-static int start_proxy(ows_session *s, struct ows__plan *p, const ows_policy *policy,
-		       const ows_config *config, const ows__share *sh, ows_error *err)
-{
-	ows__strv sites = {0};
-	const ows__strv *lists[] = {&policy->hosts, &config->hosts, &sh->hosts};
-	int rc = 0;
-	for (size_t l = 0; l < OWS__ARRAY_LEN(lists) && rc == 0; l++)
-		for (size_t i = 0; i < lists[l]->len && rc == 0; i++)
-			rc = ows__strv_push(&sites, lists[l]->v[i], err);
-	ows_proxy_options o;
-	ows_proxy_options_init(&o);
-	o.hosts = (const char *const *)sites.v;
-	if (rc == 0)
-		rc = ows_proxy_start(&o, &s->proxy, err);
-	ows__strv_free(&sites);
-	if (rc == 0)
-		p->proxy_port = (uint16_t)ows_proxy_port(s->proxy);
-	return rc;
-}
-
 static int landlock_open(ows_session *s, const ows_policy *policy, const ows_config *config,
 			 ows_error *err)
 {
@@ -992,10 +967,15 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 			s->default_cwd = cwd;
 			break;
 		}
-	if (s->net == OWS_NET_ALLOWLIST &&
-	    ((rc = start_proxy(s, p, policy, config, &li->share, err)) < 0 ||
-	     (rc = ows__env_add_proxy(&s->env, p->proxy_port, err)) < 0))
-		goto fail;
+	if (s->net == OWS_NET_ALLOWLIST) {
+		/* The sandbox reaches it only through the listener its init makes on the
+		 * same port in its own network, handed over after the proof. */
+		int port;
+		if ((rc = ows__session_start_proxy(s, policy, config, &li->share.hosts, &port,
+						   err)) < 0)
+			goto fail;
+		p->proxy_port = (uint16_t)port;
+	}
 	p->folders = policy->folders;
 	p->nfolders = policy->nfolders;
 	p->envp = s->env.v;
