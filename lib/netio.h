@@ -90,6 +90,8 @@ OWS__HIDDEN long ows__pump_fill(ows__pump **pp, ows__sock from, size_t max);
 /* Moves what the pump holds into `to`: bytes (>=0), OWS__AGAIN or a negative errno. */
 OWS__HIDDEN long ows__pump_drain(ows__pump *p, ows__sock to);
 OWS__HIDDEN size_t ows__pump_pending(const ows__pump *p);
+/* How much more a fill may take now (0: wait for a drain). */
+OWS__HIDDEN size_t ows__pump_room(const ows__pump *p);
 OWS__HIDDEN void ows__pump_free(ows__pump *p);
 
 /* --------------------------------------------------------------- tunnel */

@@ -694,7 +694,7 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 					goto drop;
 				moved |= r > 0;
 			}
-			if (!ows__pump_pending(c->down) && !c->u_eof && u_rd) {
+			if (ows__pump_room(c->down) && !c->u_eof && u_rd) {
 				r = ows__pump_fill(&c->down, c->us, 1u << 20);
 				if (r > 0) {
 					moved = true;
@@ -723,7 +723,7 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 					goto drop;
 				moved |= r == 0;
 			}
-			if (!ows__pump_pending(c->up) && !c->to_u.len &&
+			if (ows__pump_room(c->up) && !c->to_u.len &&
 			    (c->cst == C_BODY || c->cst == C_TUNNEL) && !c->c_eof && c_rd &&
 			    c->body_left != 0) {
 				size_t max = c->body_left > 0 && c->body_left < (1 << 20)
@@ -832,14 +832,14 @@ static void watch(ows_proxy *px, conn *c)
 	bool up_idle = !ows__pump_pending(c->up) && !c->to_u.len;
 	bool crd = !c->c_eof &&
 		   ((c->cst == C_HEAD && c->in_len < OWS__HTTP_HEAD_MAX) || c->cst == C_LINGER ||
-		    ((c->cst == C_BODY || c->cst == C_TUNNEL) && c->ust == U_OPEN && up_idle &&
-		     c->body_left != 0));
+		    ((c->cst == C_BODY || c->cst == C_TUNNEL) && c->ust == U_OPEN && !c->to_u.len &&
+		     ows__pump_room(c->up) && c->body_left != 0));
 	bool cwr = c->to_c.len || ows__pump_pending(c->down);
 	bool urd = false, uwr = false;
 	if (c->ust == U_CONNECTING) {
 		uwr = true;
 	} else if (c->ust == U_OPEN) {
-		urd = !c->u_eof && !c->to_c.len && !ows__pump_pending(c->down) &&
+		urd = !c->u_eof && !c->to_c.len && ows__pump_room(c->down) &&
 		      c->cst != C_CLOSING && c->cst != C_LINGER;
 		uwr = !up_idle;
 	}
