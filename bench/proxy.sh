@@ -47,29 +47,42 @@ best() { # best of 3 runs of a command printing one number
 	for _ in 1 2 3; do v=$("$@"); [ "${v%% *}" -gt "$b" ] && b=${v%% *}; done
 	echo "$b"
 }
+cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($14 + $15) * 1000 / hz }' "/proc/$1/stat"; }
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 echo "bulk throughput, $((BYTES >> 20)) MiB one way, best of 3 (MB/s)"
 direct=$(best "$TMP/pb" send "$SINK" "$BYTES")
+c0=$(cpu_ms "$OURS_PID")
 ours=$(best "$TMP/pb" send "$SINK" "$BYTES" "$OURS")
+ours_cpu=$(( $(cpu_ms "$OURS_PID") - c0 ))
 printf '  %-28s %8s\n' "direct loopback" "$direct"
 printf '  %-28s %8s  %sx direct\n' "owsbx proxy (CONNECT)" "$ours" "$(ratio "$ours" "$direct")"
 if [ -n "$TINY" ]; then
+	c0=$(cpu_ms "$TINY_PID")
 	tiny=$(best "$TMP/pb" send "$SINK" "$BYTES" "$TINY")
+	tiny_cpu=$(( $(cpu_ms "$TINY_PID") - c0 ))
 	printf '  %-28s %8s  %sx direct\n' "tinyproxy (CONNECT)" "$tiny" "$(ratio "$tiny" "$direct")"
 fi
+gib=$(awk -v b="$BYTES" 'BEGIN { print 3 * b / 1073741824 }')
+echo "  proxy CPU per GiB relayed: owsbx $(awk -v c="$ours_cpu" -v g="$gib" 'BEGIN { printf "%.0f", c / g }') ms${TINY:+, tinyproxy $(awk -v c="${tiny_cpu:-0}" -v g="$gib" 'BEGIN { printf "%.0f", c / g }') ms}"
+echo "  ($(nproc) CPUs: sender, proxy and receiver share them; the proxy's time is almost all in the kernel)"
 r=$(ratio "$ours" "$direct")
 echo "  goal: >= 0.9x direct: $(awk -v r="$r" 'BEGIN { print (r >= 0.9) ? "met" : "NOT met" }') (${r}x)"
 
 echo
 echo "tunnels opened per second, $W workers for ${SECS}s (open, 200, close)"
 printf '  %-28s %10s %12s %12s\n' "" "tunnels/s" "median ms" "p99 ms"
+printf '  %-28s %10s %12s %12s %16s\n' "" "" "" "" "proxy CPU/1000"
+c0=$(cpu_ms "$OURS_PID")
 read -r o_rate o_med o_p99 < <("$TMP/pb" open "$SINK" "$OURS" "$SECS" "$W")
-printf '  %-28s %10s %12s %12s\n' "owsbx proxy" "$o_rate" "$o_med" "$o_p99"
+o_cpu=$(awk -v c="$(( $(cpu_ms "$OURS_PID") - c0 ))" -v n="$o_rate" -v s="$SECS" 'BEGIN { printf "%.0f ms", c * 1000 / (n * s) }')
+printf '  %-28s %10s %12s %12s %16s\n' "owsbx proxy" "$o_rate" "$o_med" "$o_p99" "$o_cpu"
 if [ -n "$TINY" ]; then
+	c0=$(cpu_ms "$TINY_PID")
 	read -r t_rate t_med t_p99 < <("$TMP/pb" open "$SINK" "$TINY" "$SECS" "$W")
-	printf '  %-28s %10s %12s %12s\n' "tinyproxy" "$t_rate" "$t_med" "$t_p99"
+	t_cpu=$(awk -v c="$(( $(cpu_ms "$TINY_PID") - c0 ))" -v n="$t_rate" -v s="$SECS" 'BEGIN { printf "%.0f ms", c * 1000 / (n * s) }')
+	printf '  %-28s %10s %12s %12s %16s\n' "tinyproxy" "$t_rate" "$t_med" "$t_p99" "$t_cpu"
 	r=$(ratio "$o_rate" "$t_rate")
 	echo "  goal: >= 2x tinyproxy's rate: $(awk -v r="$r" 'BEGIN { print (r >= 2) ? "met" : "NOT met" }') (${r}x)"
 fi

@@ -70,6 +70,9 @@ OWS__HIDDEN void ows__loop_free(ows__loop *loop);
 OWS__HIDDEN int ows__loop_watch(ows__loop *loop, ows__sock s, void *ptr, bool add, bool rd,
 				bool wr);
 OWS__HIDDEN void ows__loop_forget(ows__loop *loop, ows__sock s);
+/* Closes a socket that may be watched (`watched`): one call on Linux, where
+ * closing is enough; a WSAPoll set would drop it first. */
+OWS__HIDDEN void ows__loop_close(ows__loop *loop, ows__sock s, bool watched);
 /* Up to `max` events; 0 after timeout_ms; negative on error. */
 OWS__HIDDEN int ows__loop_wait(ows__loop *loop, ows__event *ev, int max, int timeout_ms);
 /* Makes a waiting ows__loop_wait return (any thread). */

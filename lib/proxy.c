@@ -328,11 +328,8 @@ static void conn_close(ows_proxy *px, conn *c);
 
 static void upstream_reset(ows_proxy *px, conn *c)
 {
-	if (c->us != OWS__NOSOCK) {
-		if (c->u_reg)
-			ows__loop_forget(px->loop, c->us);
-		ows__sock_close(c->us);
-	}
+	if (c->us != OWS__NOSOCK)
+		ows__loop_close(px->loop, c->us, c->u_reg);
 	c->us = OWS__NOSOCK;
 	c->u_reg = c->u_rd_w = c->u_wr_w = false;
 	ows__pump_free(c->up);
@@ -353,9 +350,7 @@ static void conn_close(ows_proxy *px, conn *c)
 		return;
 	c->closed = true;
 	if (c->cs != OWS__NOSOCK) {
-		if (c->c_reg)
-			ows__loop_forget(px->loop, c->cs);
-		ows__sock_close(c->cs);
+		ows__loop_close(px->loop, c->cs, c->c_reg);
 		c->cs = OWS__NOSOCK;
 	}
 	bool resolving = c->ust == U_RESOLVING;
@@ -774,6 +769,8 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 				ows__sock_shutdown_wr(c->us);
 				c->u_shut = true;
 			}
+			if (c->u_shut && c->u_eof && !ows__pump_pending(c->down) && !c->to_c.len)
+				goto drop; /* both ways done: no need to say so first */
 			if (c->u_eof && !ows__pump_pending(c->down) && !c->to_c.len && !c->c_shut) {
 				ows__sock_shutdown_wr(c->cs);
 				c->c_shut = true;
@@ -854,9 +851,7 @@ static void on_connect_ready(ows_proxy *px, conn *c, int64_t now)
 		connected(px, c, now);
 		return;
 	}
-	if (c->u_reg)
-		ows__loop_forget(px->loop, c->us);
-	ows__sock_close(c->us);
+	ows__loop_close(px->loop, c->us, c->u_reg);
 	c->us = OWS__NOSOCK;
 	c->u_reg = c->u_hup = false;
 	c->ust = U_NONE;

@@ -229,6 +229,13 @@ void ows__loop_forget(ows__loop *l, ows__sock s)
 	epoll_ctl(l->ep, EPOLL_CTL_DEL, (int)s, NULL);
 }
 
+void ows__loop_close(ows__loop *l, ows__sock s, bool watched)
+{
+	(void)l;
+	(void)watched; /* the last close of a descriptor leaves epoll by itself */
+	close((int)s);
+}
+
 int ows__loop_wait(ows__loop *l, ows__event *out, int max, int timeout_ms)
 {
 	struct epoll_event evs[256];
@@ -279,6 +286,15 @@ long ows__pump_fill(ows__pump **pp, ows__sock from, size_t max)
 {
 	ows__pump *p = *pp;
 	if (!p) {
+		/* No pipe until the first byte: most short-lived tunnels and every
+		 * idle one would make a pipe only to read an end of file. */
+		char b;
+		ssize_t k = recv((int)from, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (k == 0)
+			return OWS__EOF;
+		if (k < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? OWS__AGAIN
+										     : -errno;
 		p = calloc(1, sizeof(*p));
 		if (!p)
 			return -ENOMEM;
