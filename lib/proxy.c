@@ -40,6 +40,7 @@
 #define BLOCKED_MAX 1024
 #define HEAD_TIMEOUT_MS 30000
 #define LINGER_MS 2000
+#define HTTP_IDLE_MS 120000
 
 typedef enum { C_HEAD, C_WAIT, C_BODY, C_TUNNEL, C_CLOSING, C_LINGER } cstate_t;
 typedef enum { U_NONE, U_RESOLVING, U_CONNECTING, U_OPEN } ustate_t;
@@ -945,7 +946,9 @@ static void sweep(ows_proxy *px, int64_t now)
 		}
 		int idle = px->idle_ms;
 		if (c->cst == C_HEAD && c->ust == U_NONE && idle > HEAD_TIMEOUT_MS)
-			idle = HEAD_TIMEOUT_MS;
+			idle = HEAD_TIMEOUT_MS; /* a request head is slow to come */
+		else if (c->cst != C_TUNNEL && idle > HTTP_IDLE_MS)
+			idle = HTTP_IDLE_MS;    /* a keep-alive connection between requests */
 		if (c->cst != C_WAIT && !c->deadline && now - c->last_ms > idle)
 			conn_close(px, c);
 	}
@@ -1080,7 +1083,7 @@ int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *e
 	pthread_cond_init(&px->rcond, NULL);
 	px->ls = OWS__NOSOCK;
 	px->max_conns = HAS(opts, max_conns) && opts->max_conns > 0 ? opts->max_conns : 4096;
-	px->idle_ms = HAS(opts, idle_ms) && opts->idle_ms > 0 ? opts->idle_ms : 600000;
+	px->idle_ms = HAS(opts, idle_ms) && opts->idle_ms > 0 ? opts->idle_ms : 3600000;
 	px->connect_timeout_ms =
 		HAS(opts, connect_timeout_ms) && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms
 									       : 15000;

@@ -78,12 +78,17 @@ int ows__sites_file_read(const char *path, ows__strv *out, ows_error *err)
 	if (!f)
 		return ows__fail_sys(err, path, "give a readable file, one site per line",
 				     "cannot read the allow-sites file");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	char line[1024];
 	int lineno = 0, rc = 0;
-	while ((n = getline(&line, &cap, f)) >= 0) {
+	while (fgets(line, sizeof(line), f)) {
 		lineno++;
+		size_t n = strlen(line);
+		if (n == sizeof(line) - 1 && line[n - 1] != '\n' && !feof(f)) {
+			char where[600];
+			snprintf(where, sizeof(where), "%s:%d", path, lineno);
+			rc = ows__fail(err, OWS_EINVAL, 0, where, "one site per line", "line too long");
+			break;
+		}
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';
@@ -108,7 +113,6 @@ int ows__sites_file_read(const char *path, ows__strv *out, ows_error *err)
 	}
 	if (rc == 0 && ferror(f))
 		rc = ows__fail_sys(err, path, NULL, "cannot read the allow-sites file");
-	free(line);
 	fclose(f);
 	return rc;
 }
