@@ -42,7 +42,7 @@
 #define LINGER_MS 2000
 #define HTTP_IDLE_MS 120000
 
-typedef enum { C_HEAD, C_WAIT, C_BODY, C_TUNNEL, C_CLOSING, C_LINGER } cstate_t;
+typedef enum { C_HEAD, C_WAIT, C_BODY, C_CHUNK, C_TUNNEL, C_CLOSING, C_LINGER } cstate_t;
 typedef enum { U_NONE, U_RESOLVING, U_CONNECTING, U_OPEN } ustate_t;
 
 struct conn;
@@ -71,6 +71,8 @@ typedef struct conn {
 	bool c_eof, u_eof, c_shut, u_shut, c_hup, u_hup;
 	bool in_dirty;     /* bytes in `in` not parsed yet */
 	int64_t body_left; /* -1: no limit (a tunnel) */
+	ows__chunked chunk; /* C_CHUNK: where the chunked body ends */
+	cstate_t after;    /* plain request: the state once the head is on its way */
 	bool is_connect;
 	char host[OWS__HOST_MAX];
 	int kind, port;
@@ -560,7 +562,7 @@ static void connected(ows_proxy *px, conn *c, int64_t now)
 		c->cst = C_TUNNEL;
 		c->body_left = -1;
 	} else {
-		c->cst = c->body_left > 0 ? C_BODY : C_HEAD;
+		c->cst = c->after;
 		c->awaiting = true;
 		c->deadline = now + px->response_timeout_ms;
 	}
@@ -596,17 +598,24 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 	char *head = NULL;
 	size_t head_len = 0;
 	if (!c->is_connect) {
-		if (req.chunked) {
-			ows__http_req_release(&req);
-			respond(c, 411, "Length Required", NULL,
-				"owsbx proxy: a chunked request body is not relayed over plain http://; "
-				"send Content-Length, or use https:// (CONNECT)\n");
-			return;
-		}
 		size_t take = 0;
-		if (req.content_length > 0)
+		c->after = C_HEAD;
+		if (req.chunked) {
+			bool done = false;
+			c->chunk = (ows__chunked){0};
+			long k = ows__chunked_feed(&c->chunk, c->in, c->in_len, &done);
+			if (k < 0) {
+				ows__http_req_release(&req);
+				respond(c, 400, "Bad Request", NULL,
+					"owsbx proxy: bad request: bad chunked framing\n");
+				return;
+			}
+			take = (size_t)k;
+			c->after = done ? C_HEAD : C_CHUNK;
+		} else if (req.content_length > 0) {
 			take = (uint64_t)req.content_length < c->in_len ? (size_t)req.content_length
 								      : c->in_len;
+		}
 		head_len = req.upstream_head_len + take;
 		head = malloc(head_len);
 		if (!head) {
@@ -620,6 +629,8 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 		c->in_len -= take;
 		c->in_dirty = c->in_len > 0;
 		c->body_left = req.content_length > 0 ? req.content_length - (int64_t)take : 0;
+		if (c->body_left > 0)
+			c->after = C_BODY;
 	}
 	ows__http_req_release(&req);
 
@@ -627,7 +638,7 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 	    c->u_port == c->port && strcmp(c->u_host, c->host) == 0 && !c->to_u.len) {
 		/* keep-alive to the same site: the checked request goes up now */
 		c->to_u = (outbuf){.d = head, .len = head_len};
-		c->cst = c->body_left > 0 ? C_BODY : C_HEAD;
+		c->cst = c->after;
 		c->awaiting = true;
 		c->deadline = now + px->response_timeout_ms;
 		return;
@@ -743,6 +754,36 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 			}
 		}
 
+		if (c->cst == C_CHUNK && c->ust == U_OPEN && !c->to_u.len &&
+		    !ows__pump_pending(c->up)) {
+			/* chunked bodies pass through user space: their end must be seen */
+			if (!c->in_len && c_rd && !c->c_eof) {
+				if (!c->in && !(c->in = malloc(OWS__HTTP_HEAD_MAX)))
+					goto drop;
+				r = ows__sock_recv(c->cs, c->in, OWS__HTTP_HEAD_MAX);
+				if (r > 0)
+					c->in_len = (size_t)r;
+				else if (r == OWS__AGAIN)
+					c_rd = false;
+				else
+					c->c_eof = true;
+			}
+			if (c->in_len) {
+				bool done = false;
+				long k = ows__chunked_feed(&c->chunk, c->in, c->in_len, &done);
+				if (k < 0 || out_set(&c->to_u, c->in, (size_t)k) < 0)
+					goto drop; /* the request is half sent: nothing to answer */
+				memmove(c->in, c->in + k, c->in_len - (size_t)k);
+				c->in_len -= (size_t)k;
+				if (done) {
+					c->cst = C_HEAD;
+					c->in_dirty = c->in_len > 0;
+				}
+				moved = true;
+				continue;
+			}
+		}
+
 		if (c->cst == C_HEAD && !c->c_eof) {
 			if (c_rd && c->in_len < OWS__HTTP_HEAD_MAX) {
 				if (!c->in && !(c->in = malloc(OWS__HTTP_HEAD_MAX)))
@@ -778,7 +819,7 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 			}
 			if (c->u_shut && c->c_shut)
 				goto drop;
-		} else if (c->cst == C_HEAD || c->cst == C_BODY) {
+		} else if (c->cst == C_HEAD || c->cst == C_BODY || c->cst == C_CHUNK) {
 			if (c->ust == U_OPEN && c->u_eof && c->awaiting) {
 				fail_upstream(c, 502, "no answer (the connection closed) from");
 				continue;
@@ -786,7 +827,7 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 			if (c->ust == U_OPEN && c->u_eof && !ows__pump_pending(c->down) && !c->to_c.len)
 				goto drop; /* the response ended with its connection */
 			if (c->c_eof) {
-				if (c->cst == C_BODY || c->ust != U_OPEN)
+				if (c->cst != C_HEAD || c->ust != U_OPEN)
 					goto drop;
 				if (!c->u_shut) {
 					ows__sock_shutdown_wr(c->us);
@@ -830,6 +871,7 @@ static void watch(ows_proxy *px, conn *c)
 	bool up_idle = !ows__pump_pending(c->up) && !c->to_u.len;
 	bool crd = !c->c_eof &&
 		   ((c->cst == C_HEAD && c->in_len < OWS__HTTP_HEAD_MAX) || c->cst == C_LINGER ||
+		    (c->cst == C_CHUNK && c->ust == U_OPEN && up_idle && !c->in_len) ||
 		    ((c->cst == C_BODY || c->cst == C_TUNNEL) && c->ust == U_OPEN && !c->to_u.len &&
 		     ows__pump_room(c->up) && c->body_left != 0));
 	bool cwr = c->to_c.len || ows__pump_pending(c->down);

@@ -129,4 +129,22 @@ typedef struct ows__http_req {
 OWS__HIDDEN int ows__http_parse(const char *buf, size_t len, ows__http_req *req);
 OWS__HIDDEN void ows__http_req_release(ows__http_req *req);
 
+/*
+ * Where a chunked request body ends, so that the next request on the
+ * connection is read as a request (and checked), not relayed as body bytes.
+ * The body is relayed as it came, framing and trailers included.
+ */
+typedef struct ows__chunked {
+	int state;
+	uint64_t left;   /* bytes of chunk data still to come */
+	unsigned line;   /* bytes of the current size, extension or trailer line */
+} ows__chunked;
+
+/*
+ * Feeds body bytes; returns how many belong to the body (all of them unless
+ * it ended: then *done is set and the rest is the next request), or -1 when
+ * the framing is bad.
+ */
+OWS__HIDDEN long ows__chunked_feed(ows__chunked *st, const char *buf, size_t len, bool *done);
+
 #endif /* OWS_PROXY_INTERNAL_H */

@@ -179,5 +179,28 @@ int main(void)
 	memset(big, 'a', sizeof(big));
 	memcpy(big, "GET http://a/ HTTP/1.1\r\nX: ", 27);
 	is_int(ows__http_parse(big, sizeof(big), &r), -1, "a head over the limit");
+
+	ows__chunked ch = {0};
+	bool done = false;
+	const char *body = "4;ext=1\r\nWiki\r\n5\r\npedia\r\n0\r\nX-T: 1\r\n\r\nGET http://next/";
+	long k = ows__chunked_feed(&ch, body, strlen(body), &done);
+	ok(done && k == (long)(strstr(body, "GET") - body), "a chunked body ends after its trailers");
+	ch = (ows__chunked){0};
+	done = false;
+	long total = 0;
+	for (size_t i = 0; i < strlen(body) && !done; i++) {
+		done = false;
+		k = ows__chunked_feed(&ch, body + i, 1, &done);
+		total += k;
+		if (done)
+			break;
+	}
+	ok(done && total == (long)(strstr(body, "GET") - body), "the same, fed one byte at a time");
+	ch = (ows__chunked){0};
+	ok(ows__chunked_feed(&ch, "zz\r\n", 4, &done) < 0, "a chunk size that is not hex");
+	ch = (ows__chunked){0};
+	ok(ows__chunked_feed(&ch, "3\r\nabcd", 8, &done) < 0, "chunk data longer than its size");
+	ch = (ows__chunked){0};
+	ok(ows__chunked_feed(&ch, "ffffffffffffffff1\r\n", 19, &done) < 0, "a chunk size that overflows");
 	return done_testing();
 }
