@@ -91,6 +91,8 @@ threading.Event().wait()
 PY
 mkdir -p "$TMP/www"
 echo "hello from upstream" >"$TMP/www/index.html"
+mkfifo "$TMP/never"
+exec {NEVER}<>"$TMP/never"
 git init -q --bare "$TMP/www/repo.git"
 git clone -q "$TMP/www/repo.git" "$TMP/src" 2>/dev/null
 (cd "$TMP/src" && echo readme >README && git add README && git -c user.name=t -c user.email=t@t commit -qm one && git push -q origin HEAD:master) 2>/dev/null
@@ -286,6 +288,26 @@ like "$json" '"first_ms":[0-9]+,"last_ms":[0-9]+,"reason":"not listed"' "with fi
 json=$(ask blocked "$T1")
 like "$json" '^\[\{"host":"late.test","port":80,[^]]*\}\]$' "blocked since a time: only what was refused after it"
 exec {HOST[1]}>&-
+
+# bounded connections: the third of two allowed gets a 503
+"$TMP/proxy_host" --max-conns 2 <"$TMP/never" >"$TMP/mc.port" 2>/dev/null &
+PIDS+=($!)
+for _ in $(seq 50); do [ -s "$TMP/mc.port" ] && break; sleep 0.1; done
+MC=$(cat "$TMP/mc.port")
+out=$($PY - "$MC" <<'PY'
+import socket, sys, time
+p = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", p)) for _ in range(2)]
+time.sleep(0.3)
+third = socket.create_connection(("127.0.0.1", p))
+third.settimeout(3)
+print(third.recv(200).decode().splitlines()[0])
+PY
+)
+like "$out" "503" "past the connection bound a client gets 503"
+big=$(head -c 20000 /dev/zero | tr '\0' a)
+out=$(printf 'GET http://up.test/ HTTP/1.1\r\nX: %s\r\n\r\n' "$big" | nc -w 3 127.0.0.1 "$P")
+like "$out" "^HTTP/1.1 400.*too large" "a request head over 16 KiB gets 400"
 
 like "$(cat "$TMP/proxy.err")" "refused example.com:80" "owsbx proxy reports refusals on stderr"
 kill "${PIDS[1]}" 2>/dev/null
