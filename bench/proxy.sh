@@ -72,8 +72,7 @@ echo "  goal: >= 0.9x direct: $(awk -v r="$r" 'BEGIN { print (r >= 0.9) ? "met" 
 
 echo
 echo "tunnels opened per second, $W workers for ${SECS}s (open, 200, close)"
-printf '  %-28s %10s %12s %12s\n' "" "tunnels/s" "median ms" "p99 ms"
-printf '  %-28s %10s %12s %12s %16s\n' "" "" "" "" "proxy CPU/1000"
+printf '  %-28s %10s %12s %12s %16s\n' "" "tunnels/s" "median ms" "p99 ms" "CPU/1000 tunnels"
 c0=$(cpu_ms "$OURS_PID")
 read -r o_rate o_med o_p99 < <("$TMP/pb" open "$SINK" "$OURS" "$SECS" "$W")
 o_cpu=$(awk -v c="$(( $(cpu_ms "$OURS_PID") - c0 ))" -v n="$o_rate" -v s="$SECS" 'BEGIN { printf "%.0f ms", c * 1000 / (n * s) }')
