@@ -2,9 +2,11 @@
 #
 #   make              build the library and the CLI
 #   make deps         install the Debian packages the build and tests need (root)
-#   make check        run every test (root: the tests create throwaway users)
+#   make check        run every test (root: the tests create throwaway users), then
+#                     the Windows stage (mingw-w64 and Wine, from make deps)
 #   make bench        run the benchmarks, side by side with bwrap and friends
 #   make install      PREFIX=/usr/local DESTDIR= : library, header, CLI, pkg-config
+#   make windows      cross-build for Windows with mingw-w64 into build/win (see docs/windows.md)
 
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
@@ -31,14 +33,14 @@ CLI_LIBS = -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic
 
 LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/$(OS)/*.c))
 LIB_OBJS = $(LIB_SRCS:%.c=build/%.o)
-CLI_SRCS = $(sort $(wildcard cli/*.c))
+CLI_SRCS = $(filter-out cli/launcher.c,$(sort $(wildcard cli/*.c)))
 CLI_OBJS = $(CLI_SRCS:%.c=build/%.o)
 UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
 EXAMPLE_BINS = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all deps check bench install uninstall clean shared fuzz
-all: libowsandbox.a owsbx
+all: libowsandbox.a owsbx owsbx-launch
 
 # For hosts that load the library at run time (Python's ctypes): the same
 # objects, only the public ows_* names exported.
@@ -58,6 +60,13 @@ libowsandbox.a: $(LIB_OBJS)
 owsbx: $(CLI_OBJS) libowsandbox.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) libowsandbox.a $(CLI_LIBS)
 
+# The account provider's setuid launcher: init, Landlock and seccomp, and the
+# few helpers they use.  No jansson, no inih: it parses no JSON and no INI.
+LAUNCH_OBJS = build/cli/launcher.o $(addprefix build/lib/,linux/init.o linux/seccomp.o \
+	      linux/landlock.o linux/fs.o linux/platform.o env.o util.o error.o)
+owsbx-launch: $(LAUNCH_OBJS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pie -Wl,-z,relro,-z,now -o $@ $(LAUNCH_OBJS)
+
 build/test/%: test/unit/%.c test/unit/tap.h libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itest/unit $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)
@@ -69,15 +78,18 @@ build/examples/%: examples/%.c libowsandbox.a
 deps:
 	scripts/install-deps.sh
 
+# The Linux tests, then the Windows back end cross-built and run under Wine.
 check: all shared $(UNIT_BINS) $(EXAMPLE_BINS) build/fuzz/proxy_fuzz
 	test/run.sh
+	scripts/test-windows.sh
 
 # The proxy's request parser and pattern matcher under libFuzzer (clang), or
 # under a plain random-mutation driver where libFuzzer is missing.  `make
 # check` runs it for a few seconds (test/sh/proxy_fuzz.sh); `make fuzz` for
 # FUZZ_SECONDS.
 FUZZ_SECONDS ?= 300
-FUZZ_SRCS = test/fuzz/proxy_fuzz.c lib/http.c lib/hostpat.c lib/sites.c lib/error.c lib/util.c
+FUZZ_SRCS = test/fuzz/proxy_fuzz.c lib/http.c lib/hostpat.c lib/sites.c lib/error.c lib/util.c \
+            lib/$(OS)/platform.c
 build/fuzz/proxy_fuzz: $(FUZZ_SRCS) test/fuzz/driver.c lib/proxy.h lib/internal.h
 	@mkdir -p build/fuzz
 	@if clang $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRCS) 2>/dev/null; \
@@ -88,7 +100,12 @@ build/fuzz/proxy_fuzz: $(FUZZ_SRCS) test/fuzz/driver.c lib/proxy.h lib/internal.
 fuzz: build/fuzz/proxy_fuzz
 	test/fuzz/run.sh $(FUZZ_SECONDS)
 
-bench: all
+
+build/bench/%: bench/%.c libowsandbox.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)
+
+bench: all build/bench/session_spawn
 	bench/run.sh
 	bench/proxy.sh
 
@@ -102,10 +119,64 @@ install: all
 	    -e 's|@VERSION@|$(shell sed -n 's/^#define OWS_VERSION "\(.*\)"/\1/p' include/owsandbox.h)|' \
 	    -e 's|@LIBS@|$(DEP_LIBS)|' owsandbox.pc.in > $(DESTDIR)$(PCDIR)/owsandbox.pc
 	chmod 0644 $(DESTDIR)$(PCDIR)/owsandbox.pc
+	# Not setuid here: `owsbx machine sandbox setup` installs it root:group 4750.
+	install -d $(DESTDIR)$(PREFIX)/libexec/owsandbox
+	install -m 0755 owsbx-launch $(DESTDIR)$(PREFIX)/libexec/owsandbox/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libowsandbox.a $(DESTDIR)$(INCDIR)/owsandbox.h \
-	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc
+	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc \
+	      $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch
 
 clean:
-	rm -rf build libowsandbox.a libowsandbox.so owsbx
+	rm -rf build libowsandbox.a libowsandbox.so owsbx owsbx-launch
+
+# ------------------------------------------------------------------ windows
+# Cross-built with mingw-w64; separate objects under build/win, so it never
+# touches the Linux build.  mbedTLS and jansson come from
+# scripts/windows-deps.sh (Debian's source packages built for Windows); inih
+# is lib/win/ini.c, our reader with inih's API (docs/windows.md says why).
+WIN_CC   ?= x86_64-w64-mingw32-gcc
+WIN_AR   ?= x86_64-w64-mingw32-ar
+WIN_OUT   = build/win
+WIN_DEPS  = build/windeps
+WIN_CPPFLAGS = -Iinclude -Ilib -Ilib/win -Ilib/win/inih -I$(WIN_DEPS)/include \
+	       -DUNICODE -D_UNICODE -D_WIN32_WINNT=0x0A00 -D__USE_MINGW_ANSI_STDIO=1
+WIN_CFLAGS = -std=gnu11 $(WARN) -O2 -g
+WIN_SYSLIBS = -lnetapi32 -ladvapi32 -lfwpuclnt -lole32 -loleaut32 -lcrypt32 -lbcrypt \
+	      -lws2_32 -luuid -luserenv -lshell32
+WIN_LIBS = -L$(WIN_DEPS)/lib -ljansson -lmbedcrypto $(WIN_SYSLIBS)
+WIN_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/win/*.c))
+WIN_LIB_OBJS = $(WIN_LIB_SRCS:%.c=$(WIN_OUT)/%.o)
+WIN_TEST_SRCS = $(sort $(wildcard test/win/*.c))
+WIN_TEST_BINS = $(WIN_TEST_SRCS:test/win/%.c=$(WIN_OUT)/test/%.exe)
+
+.PHONY: windows windows-deps windows-check
+windows: $(WIN_OUT)/libowsandbox.a $(WIN_OUT)/owsbx-runner.exe $(WIN_TEST_BINS)
+
+windows-deps:
+	scripts/windows-deps.sh
+
+windows-check: windows
+	scripts/test-windows.sh
+
+$(WIN_DEPS)/lib/libjansson.a:
+	scripts/windows-deps.sh
+
+$(WIN_OUT)/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/win/*.h) | $(WIN_DEPS)/lib/libjansson.a
+	@mkdir -p $(dir $@)
+	@echo "  WINCC   $<"
+	@$(WIN_CC) $(WIN_CPPFLAGS) $(WIN_CFLAGS) -c $< -o $@
+
+$(WIN_OUT)/libowsandbox.a: $(WIN_LIB_OBJS)
+	rm -f $@
+	$(WIN_AR) rcs $@ $^
+
+# The runner: started as the sandbox account, it reads the command's
+# environment from a file (never the command line) and runs the command.
+$(WIN_OUT)/owsbx-runner.exe: $(WIN_OUT)/cli/win/runner.o
+	$(WIN_CC) $(WIN_CFLAGS) -municode -o $@ $<
+
+$(WIN_OUT)/test/%.exe: test/win/%.c test/win/wtap.h $(WIN_OUT)/libowsandbox.a
+	@mkdir -p $(dir $@)
+	$(WIN_CC) $(WIN_CPPFLAGS) -Itest/win $(WIN_CFLAGS) -o $@ $< $(WIN_OUT)/libowsandbox.a $(WIN_LIBS)

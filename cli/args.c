@@ -11,6 +11,7 @@ void owsbx_usage(FILE *out)
 	      "                 [--env NAME=VALUE]... -- CMD [ARG]...\n"
 	      "       owsbx verify [same options as run, without the command]\n"
 	      "       owsbx report [--json]\n"
+	      "       owsbx credentials [--json]      the logins and toolchains this machine can share\n"
 	      "       owsbx machine sandbox setup [--for-user NAME] [--launcher-source FILE] [--yes]\n"
 	      "       owsbx machine sandbox status [--json]\n"
 	      "       owsbx machine sandbox remove [--yes]\n"
@@ -193,6 +194,8 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 		a->cmd = OWSBX_CMD_VERIFY;
 	else if (strcmp(cmd, "report") == 0)
 		a->cmd = OWSBX_CMD_REPORT;
+	else if (strcmp(cmd, "credentials") == 0)
+		a->cmd = OWSBX_CMD_CREDENTIALS;
 	else if (strcmp(cmd, "machine") == 0)
 		a->cmd = OWSBX_CMD_MACHINE;
 	else if (strcmp(cmd, "proxy") == 0)
@@ -217,8 +220,6 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 				a->json = true;
 			else if (strcmp(arg, "--yes") == 0 || strcmp(arg, "-y") == 0)
 				a->yes = true;
-			else if (strcmp(arg, "--unproven-for-tests") == 0)
-				a->unproven_for_tests = true;
 			else if (strcmp(arg, "--for-user") == 0)
 				slot = &a->for_user;
 			else if (strcmp(arg, "--config") == 0)

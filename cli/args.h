@@ -19,6 +19,7 @@ typedef enum owsbx_cmd {
 	OWSBX_CMD_RUN,
 	OWSBX_CMD_VERIFY,
 	OWSBX_CMD_REPORT,
+	OWSBX_CMD_CREDENTIALS,
 	OWSBX_CMD_MACHINE,
 	OWSBX_CMD_PROXY,
 	OWSBX_CMD_CONNECT,
@@ -36,7 +37,6 @@ typedef struct owsbx_args {
 	bool yes;                 /* machine: --yes, do not ask */
 	const char *for_user;     /* machine setup: --for-user */
 	const char *launcher_source; /* machine setup: --launcher-source */
-	bool unproven_for_tests;  /* machine setup: --unproven-for-tests (hidden) */
 	char **argv;              /* the command after "--", borrowed from main's argv */
 	/* proxy: */
 	const char **sites;       /* --allow-site, borrowed; nsites of them */

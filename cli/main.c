@@ -172,6 +172,7 @@ static void on_progress(void *ctx, const char *step)
 /* Asks on stdin; no answer (no terminal, end of input) is no. */
 static bool confirm(const char *question)
 {
+	fflush(stdout); /* the plan first, then the question */
 	fprintf(stderr, "%s [y/N] ", question);
 	fflush(stderr);
 	char line[64];
@@ -237,8 +238,7 @@ static int machine_setup(owsbx_args *a, ows_config *config, ows_setup_options *s
 		print_error(&err);
 		return 1;
 	}
-	printf(so->unproven_for_tests ? "Setup done, UNPROVEN (test run): the machine's config was not changed.\n"
-				      : "Setup done: the wall is proved and the account provider is chosen.\n");
+	printf("Setup done: the wall is proved and the account provider is chosen.\n");
 	return 0;
 }
 
@@ -274,6 +274,42 @@ static int machine_status(owsbx_args *a, ows_config *config)
 	return rc > 0 ? 1 : 0;
 }
 
+static int cmd_credentials(owsbx_args *a, ows_config *config)
+{
+	ows_error err;
+	ows_error_clear(&err);
+	char *out = NULL;
+	if (ows_catalog_json(config, &out, &err) < 0) {
+		print_error(&err);
+		return 1;
+	}
+	if (a->json) {
+		puts(out);
+		ows_free(out);
+		return 0;
+	}
+	json_t *root = json_loads(out, 0, NULL);
+	size_t i;
+	json_t *e;
+	printf("%-16s %-22s %-36s %-10s %s\n", "NAME", "WHAT", "PATH UNDER HOME", "HERE", "SHARED");
+	json_array_foreach(json_object_get(root, "credentials"), i, e)
+		printf("%-16s %-22s %-36s %-10s %s\n", json_string_value(json_object_get(e, "name")),
+		       json_string_value(json_object_get(e, "label")),
+		       json_string_value(json_object_get(e, "path")),
+		       json_is_true(json_object_get(e, "found")) ? "found" : "not found",
+		       json_is_true(json_object_get(e, "shared")) ? "yes" : "no");
+	printf("\ntoolchains (read-only):\n");
+	json_array_foreach(json_object_get(root, "toolchains"), i, e)
+		printf("  %-22s %-10s %s\n", json_string_value(json_object_get(e, "path")),
+		       json_is_true(json_object_get(e, "found")) ? "found" : "not found",
+		       json_is_true(json_object_get(e, "shared")) ? "shared" : "");
+	printf("\nShare one in %s: [credentials] enable = NAME, [toolchains] enable = PATH\n",
+	       ows_config_path(config)[0] ? ows_config_path(config) : OWS_CONFIG_DEFAULT_PATH);
+	json_decref(root);
+	ows_free(out);
+	return 0;
+}
+
 static int cmd_machine(owsbx_args *a, ows_config *config)
 {
 	ows_error err;
@@ -283,7 +319,6 @@ static int cmd_machine(owsbx_args *a, ows_config *config)
 	ows_setup_options_init(&so);
 	so.for_user = a->for_user;
 	so.progress = on_progress;
-	so.unproven_for_tests = a->unproven_for_tests;
 	char *source = a->launcher_source ? NULL : default_launcher_source();
 	so.launcher_source = a->launcher_source ? a->launcher_source : source;
 	const char *v = a->machine_verb;
@@ -432,6 +467,7 @@ int main(int argc, char **argv)
 	case OWSBX_CMD_RUN: rc = cmd_run(&a, config); break;
 	case OWSBX_CMD_VERIFY: rc = cmd_verify(&a, config); break;
 	case OWSBX_CMD_REPORT: rc = cmd_report(&a, config); break;
+	case OWSBX_CMD_CREDENTIALS: rc = cmd_credentials(&a, config); break;
 	case OWSBX_CMD_MACHINE: rc = cmd_machine(&a, config); break;
 	default: rc = OWSBX_EXIT_USAGE; break;
 	}

@@ -164,10 +164,22 @@ OWS_API int ows_policy_set_limit(ows_policy *policy, ows_limit which, uint64_t v
  * (SUDO_UID) if any, else "nobody".
  */
 OWS_API int ows_policy_set_run_as(ows_policy *policy, const char *user, ows_error *err);
-/* A credential from the catalog ("ssh", "gh", ...) copied in for the session. */
+/*
+ * Narrows what the session gets of what the machine shares: a catalog name
+ * ("ssh", "gh", ...) or a toolchain (".cargo").  Only entries the machine's
+ * config switched on can be named (a project cannot add one); with none
+ * named, a session gets everything the machine shares.
+ */
 OWS_API int ows_policy_add_credential(ows_policy *policy, const char *name, ows_error *err);
-/* A per-user toolchain folder made visible read-only ("~/.cargo"). */
 OWS_API int ows_policy_add_toolchain(ows_policy *policy, const char *path, ows_error *err);
+
+/*
+ * The credential catalog on this machine, as JSON: each entry with its
+ * label, path under the home, kind, hosts, whether it is found here and
+ * whether the config shares it; and the toolchain folders on offer.
+ * Caller frees *out.
+ */
+OWS_API int ows_catalog_json(const ows_config *config, char **out, ows_error *err);
 
 /* ----------------------------------------------------------------- session */
 
@@ -216,6 +228,12 @@ OWS_API const char *ows_session_enforcement(const ows_session *session);
 OWS_API const char *ows_session_proof_json(const ows_session *session);
 /* The session's private folder (HOME, TMPDIR and caches live under it). */
 OWS_API const char *ows_session_private_dir(const ows_session *session);
+/*
+ * A short text for the agent: what the logins and tools the person shared
+ * let it do ("you can push and pull over SSH ... as the person"), never
+ * where they are kept.  "" when nothing is shared.  Borrowed.
+ */
+OWS_API const char *ows_session_agent_text(const ows_session *session);
 
 /* Allow or take back a site while the session runs (`allowlist` only). */
 OWS_API int ows_session_allow_site(ows_session *session, const char *pattern, ows_error *err);
@@ -293,12 +311,6 @@ typedef struct ows_setup_options {
 	 * the installed one; setup fails when there is none yet.  Borrowed.
 	 */
 	const char *launcher_source;
-	/*
-	 * Tests only: skip the proof at the end of setup.  The machine's
-	 * config is then NOT switched to the account provider, the record
-	 * says the wall is unproven, and status reports it as failing.
-	 */
-	int unproven_for_tests;
 } ows_setup_options;
 
 OWS_API void ows_setup_options_init(ows_setup_options *opts);

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "internal.h"
+#include "platform.h"
 
 int ows__audit_open(ows__audit *a, const ows_session_options *opts, ows_error *err)
 {
@@ -18,8 +19,7 @@ int ows__audit_open(ows__audit *a, const ows_session_options *opts, ows_error *e
 	a->fn = opts->on_event;
 	a->ctx = opts->event_ctx;
 	if (opts->events_path) {
-		a->fd = open(opts->events_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY,
-			     0600);
+		a->fd = ows__plat_open_append(opts->events_path);
 		if (a->fd < 0)
 			return ows__fail_sys(err, opts->events_path,
 					     "check that its folder exists and is writable",
@@ -54,10 +54,7 @@ void ows__audit_emit(ows__audit *a, const char *event, json_t *fields)
 	if (a->fd >= 0) {
 		size_t n = strlen(line);
 		line[n] = '\n'; /* one write per event keeps lines whole under O_APPEND */
-		ssize_t w;
-		do
-			w = write(a->fd, line, n + 1);
-		while (w < 0 && errno == EINTR);
+		(void)ows__plat_write_all(a->fd, line, n + 1);
 	}
 	free(line);
 }

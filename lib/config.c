@@ -12,6 +12,20 @@
  *   [landlock]
  *   root_runs_as = nobody        ; the account commands run as under a root host
  *
+ *   [credentials]
+ *   enable = ssh, gh             ; catalog entries shared with every session
+ *
+ *   [credential mytool]          ; a file or folder under the home, added by the person
+ *   path = .config/mytool/token  ; relative to the home
+ *   kind = credential            ; credential | configuration
+ *   hosts = api.mytool.dev:443
+ *   env = MYTOOL_TOKEN_FILE      ; the variable its tool reads (optional)
+ *   lets = deploy with mytool as the person
+ *
+ *   [toolchains]
+ *   enable = .cargo, .rustup, go ; read-only, from the catalog's list
+ *   add = .local/opt/sdk         ; any other folder under the home
+ *
  *   [account]
  *   closed_user = owsandbox-closed
  *   open_user = owsandbox-open
@@ -28,6 +42,7 @@
 #include <ini.h>
 
 #include "internal.h"
+#include "platform.h"
 
 struct load_ctx {
 	ows_config *config;
@@ -77,6 +92,92 @@ static int add_hosts(struct load_ctx *ctx, const char *value)
 	return 1;
 }
 
+/* Splits a comma- or space-separated list into `sv`. */
+static int add_list(struct load_ctx *ctx, ows__strv *sv, const char *value)
+{
+	const char *p = value;
+	while (*p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		const char *end = p;
+		while (*end && *end != ',' && *end != ' ' && *end != '\t')
+			end++;
+		if (end > p) {
+			char item[512];
+			snprintf(item, sizeof(item), "%.*s", (int)(end - p), p);
+			int rc = ows__strv_push(sv, item, ctx->err);
+			if (rc < 0) {
+				ctx->failed = rc;
+				return 0;
+			}
+		}
+		p = end;
+	}
+	return 1;
+}
+
+/* The [credential NAME] section being read, made on its first key. */
+static struct ows__cred_custom *custom_entry(struct load_ctx *ctx, const char *name)
+{
+	ows_config *c = ctx->config;
+	for (size_t i = 0; i < c->ncustom; i++)
+		if (strcmp(c->custom[i].name, name) == 0)
+			return &c->custom[i];
+	ows__cred builtin;
+	if (!ows__name_is_safe(name) || ows__cred_find(NULL, name, &builtin)) {
+		ctx->failed = ows__fail(ctx->err, OWS_ECONFIG, 0, c->path,
+					"name it with letters, digits, '-' and '_', unlike a built-in entry",
+					"bad credential name [credential %s]", name);
+		return NULL;
+	}
+	struct ows__cred_custom *more = realloc(c->custom, (c->ncustom + 1) * sizeof(*more));
+	if (!more) {
+		ctx->failed = ows__fail(ctx->err, OWS_ENOMEM, 0, NULL, NULL, "out of memory");
+		return NULL;
+	}
+	c->custom = more;
+	struct ows__cred_custom *e = &c->custom[c->ncustom];
+	memset(e, 0, sizeof(*e));
+	e->credential = true;
+	if (!(e->name = ows__strdup(name, ctx->err))) {
+		ctx->failed = OWS_ENOMEM;
+		return NULL;
+	}
+	c->ncustom++;
+	return e;
+}
+
+static int on_custom(struct load_ctx *ctx, const char *section, const char *name, const char *value)
+{
+	struct ows__cred_custom *e = custom_entry(ctx, section + strlen("credential "));
+	if (!e)
+		return 0;
+	if (strcmp(name, "path") == 0) {
+		if (!ows__home_path_is_safe(value))
+			return bad_value(ctx, name, value, "give a path under the home, such as .config/tool");
+		return set_string(&e->path, value, ctx);
+	}
+	if (strcmp(name, "kind") == 0) {
+		if (strcmp(value, "credential") && strcmp(value, "configuration"))
+			return bad_value(ctx, name, value, "use credential or configuration");
+		e->credential = value[0] == 'c' && value[1] == 'r';
+		return 1;
+	}
+	if (strcmp(name, "hosts") == 0)
+		return add_list(ctx, &e->hosts, value);
+	if (strcmp(name, "lets") == 0)
+		return set_string(&e->lets, value, ctx);
+	if (strcmp(name, "env") == 0) {
+		if (!ows__env_name_is_valid(value, strlen(value)))
+			return bad_value(ctx, name, value, "give a variable name");
+		return set_string(&e->env, value, ctx);
+	}
+	ctx->failed = ows__fail(ctx->err, OWS_ECONFIG, 0, ctx->config->path,
+				"a [credential NAME] has path, kind, hosts, env and lets",
+				"unknown setting [%s] %s", section, name);
+	return 0;
+}
+
 static int on_entry(void *user, const char *section, const char *name, const char *value)
 {
 	struct load_ctx *ctx = user;
@@ -84,8 +185,8 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 
 	if (strcmp(section, "sandbox") == 0) {
 		if (strcmp(name, "provider") == 0) {
-			if (strcmp(value, "landlock") && strcmp(value, "account") && strcmp(value, "direct"))
-				return bad_value(ctx, name, value, "use landlock, account or direct");
+			if (!ows__provider_find(value))
+				return bad_value(ctx, name, value, ows__plat_provider_hint());
 			return set_string(&c->provider, value, ctx);
 		}
 		if (strcmp(name, "network") == 0) {
@@ -102,13 +203,21 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		if (strcmp(name, "hosts") == 0)
 			return add_hosts(ctx, value);
 		if (strcmp(name, "private_root") == 0 || strcmp(name, "state_dir") == 0) {
-			if (value[0] != '/')
+			if (!ows__plat_path_is_absolute(value))
 				return bad_value(ctx, name, value, "give an absolute path");
 			return set_string(name[0] == 'p' ? &c->private_root : &c->state_dir, value, ctx);
 		}
 	} else if (strcmp(section, "landlock") == 0) {
 		if (strcmp(name, "root_runs_as") == 0)
 			return set_string(&c->root_runs_as, value, ctx);
+	} else if (strcmp(section, "credentials") == 0) {
+		if (strcmp(name, "enable") == 0)
+			return add_list(ctx, &c->cred_enabled, value);
+	} else if (strncmp(section, "credential ", 11) == 0) {
+		return on_custom(ctx, section, name, value);
+	} else if (strcmp(section, "toolchains") == 0) {
+		if (strcmp(name, "enable") == 0 || strcmp(name, "add") == 0)
+			return add_list(ctx, &c->toolchains, value);
 	} else if (strcmp(section, "account") == 0) {
 		static const struct { const char *key; size_t off; bool path; } keys[] = {
 			{"closed_user", offsetof(ows_config, closed_user), false},
@@ -120,7 +229,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		for (size_t i = 0; i < OWS__ARRAY_LEN(keys); i++) {
 			if (strcmp(name, keys[i].key) != 0)
 				continue;
-			if (keys[i].path ? value[0] != '/' : !ows__name_is_safe(value))
+			if (keys[i].path ? !ows__plat_path_is_absolute(value) : !ows__name_is_safe(value))
 				return bad_value(ctx, name, value,
 						 keys[i].path ? "give an absolute path"
 							      : "use letters, digits, '-' and '_' only");
@@ -137,8 +246,8 @@ int ows__config_defaults(ows_config *c, ows_error *err)
 {
 	memset(c, 0, sizeof(*c));
 	c->net = OWS_NET_NONE;
-	if (!(c->path = ows__strdup("", err)) || !(c->provider = ows__strdup("landlock", err)) ||
-	    !(c->state_dir = ows__strdup("/var/lib/owsandbox", err)) ||
+	if (!(c->path = ows__strdup("", err)) || !(c->provider = ows__strdup(ows__plat_default_provider(), err)) ||
+	    !(c->state_dir = ows__strdup(ows__plat_state_dir(), err)) ||
 	    !(c->root_runs_as = ows__strdup("nobody", err)) ||
 	    !(c->closed_user = ows__strdup("owsandbox-closed", err)) ||
 	    !(c->open_user = ows__strdup("owsandbox-open", err)) ||
@@ -181,12 +290,46 @@ void ows__config_release(ows_config *c)
 	free(c->group);
 	free(c->launcher);
 	free(c->nft_table);
+	ows__strv_free(&c->cred_enabled);
+	for (size_t i = 0; i < c->ncustom; i++) {
+		free(c->custom[i].name);
+		free(c->custom[i].path);
+		ows__strv_free(&c->custom[i].hosts);
+		free(c->custom[i].lets);
+		free(c->custom[i].env);
+	}
+	free(c->custom);
+	ows__strv_free(&c->toolchains);
 	memset(c, 0, sizeof(*c));
 }
 
 const char *ows_config_path(const ows_config *c)
 {
 	return c ? c->path : "";
+}
+
+/* Every switched-on name is in the catalog, every added entry has a path. */
+static int check_catalog(const ows_config *c, ows_error *err)
+{
+	for (size_t i = 0; i < c->ncustom; i++)
+		if (!c->custom[i].path)
+			return ows__fail(err, OWS_ECONFIG, 0, c->path, "add path = ... under the home",
+					 "[credential %s] has no path", c->custom[i].name);
+	ows__cred e;
+	for (size_t i = 0; i < c->cred_enabled.len; i++)
+		if (!ows__cred_find(c, c->cred_enabled.v[i], &e))
+			return ows__fail(err, OWS_ECONFIG, 0, c->path,
+					 "run `owsbx credentials` for the catalog's names",
+					 "[credentials] enable names an unknown entry: %s",
+					 c->cred_enabled.v[i]);
+	for (size_t i = 0; i < c->toolchains.len; i++) {
+		const char *t = c->toolchains.v[i];
+		if (t[0] != '/' && !ows__home_path_is_safe(t))
+			return ows__fail(err, OWS_ECONFIG, 0, c->path,
+					 "name a folder under the home, such as .cargo",
+					 "[toolchains] names a path outside the home: %s", t);
+	}
+	return 0;
 }
 
 int ows_config_load(const char *path, ows_config **out, ows_error *err)
@@ -201,8 +344,8 @@ int ows_config_load(const char *path, ows_config **out, ows_error *err)
 	if (rc < 0)
 		goto fail;
 
-	const char *file = path ? path : OWS_CONFIG_DEFAULT_PATH;
-	FILE *f = fopen(file, "re");
+	const char *file = path ? path : ows__plat_config_path();
+	FILE *f = fopen(file, ows__plat_fopen_read);
 	if (!f) {
 		if (!path && errno == ENOENT) { /* no machine config: built-in defaults */
 			*out = c;
@@ -225,6 +368,10 @@ int ows_config_load(const char *path, ows_config **out, ows_error *err)
 		rc = ctx.failed;
 		goto fail;
 	}
+	if (line == 0)
+		rc = check_catalog(c, err);
+	if (rc < 0)
+		goto fail;
 	if (line != 0) {
 		char where[600];
 		snprintf(where, sizeof(where), "%.500s, line %d", file, line);

@@ -12,7 +12,11 @@
 
 #include "owsandbox.h"
 
+#if defined(_WIN32)
+#define OWS__HIDDEN /* PE has no symbol visibility; a static library exports nothing */
+#else
 #define OWS__HIDDEN __attribute__((visibility("hidden")))
+#endif
 #define OWS__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define OWS__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -71,8 +75,8 @@ struct ows_policy {
 	bool has_limit[OWS__LIMIT_MAX];
 	uint64_t limit[OWS__LIMIT_MAX];
 	char *run_as;
-	ows__strv credentials;
-	ows__strv toolchains;
+	ows__strv credentials; /* a subset of what the machine enabled; empty: all of it */
+	ows__strv toolchains;  /* a subset of the machine's toolchains; empty: all of them */
 };
 
 OWS__HIDDEN const char *ows__net_name(ows_net net);
@@ -99,6 +103,21 @@ struct ows_config {
 	char *group;         /* people allowed to start sandboxes */
 	char *launcher;      /* the setuid launcher's installed path */
 	char *nft_table;     /* inet table of our own */
+	/* [credentials], [credential NAME], [toolchains]: what the person shares */
+	ows__strv cred_enabled;        /* catalog names switched on */
+	struct ows__cred_custom *custom; /* [credential NAME] sections */
+	size_t ncustom;
+	ows__strv toolchains;          /* home-relative names switched on, or absolute folders */
+};
+
+/* A file or folder under the home the person added to the catalog. */
+struct ows__cred_custom {
+	char *name;
+	char *path;          /* relative to the home */
+	bool credential;     /* else configuration */
+	ows__strv hosts;
+	char *lets;          /* what it lets the agent do, for the agent's text */
+	char *env;           /* the variable its tool reads, set to the copy; NULL for none */
 };
 
 /* Built-in defaults; never fails except for memory. */
@@ -107,6 +126,32 @@ OWS__HIDDEN int ows__config_defaults(ows_config *config, ows_error *err);
 OWS__HIDDEN void ows__config_release(ows_config *config);
 /* An account, group or table name: [A-Za-z0-9_-], not starting with '-', at most 31. */
 OWS__HIDDEN bool ows__name_is_safe(const char *s);
+/* A path relative to the home that stays in it: no "..", no leading "/", not empty. */
+OWS__HIDDEN bool ows__home_path_is_safe(const char *s);
+
+/* ------------------------------------------------------------ catalog */
+
+/* An entry of the credential catalog, built in or added in the config. */
+typedef struct ows__cred {
+	const char *name;       /* "ssh" */
+	const char *label;      /* "SSH keys" */
+	const char *path;       /* relative to the home: ".ssh" */
+	bool credential;        /* a secret inside, else configuration */
+	const char *env;        /* the variable its tool reads, or NULL */
+	const char *env_leaf;   /* what the variable names, relative to the private home; NULL: path */
+	const char *hosts;      /* comma-separated allow-list patterns, or NULL */
+	const ows__strv *more_hosts; /* a custom entry's hosts */
+	const char *lets;       /* "push and pull over SSH ... as the person" */
+} ows__cred;
+
+/* The built-in entries, then the config's; false past the end. */
+OWS__HIDDEN bool ows__cred_at(const ows_config *config, size_t i, ows__cred *out);
+/* The entry called `name`, or false. */
+OWS__HIDDEN bool ows__cred_find(const ows_config *config, const char *name, ows__cred *out);
+/* Whether the machine's config switched `name` on. */
+OWS__HIDDEN bool ows__cred_enabled(const ows_config *config, const char *name);
+/* The toolchain folders the catalog offers, relative to the home; NULL past the end. */
+OWS__HIDDEN const char *ows__toolchain_at(size_t i);
 
 /* ---------------------------------------------------------- environment */
 
@@ -197,11 +242,71 @@ struct ows_session {
 	char *private_dir;
 	char *default_cwd;       /* first read-write folder, else the private home */
 	ows__strv env;           /* the base environment of every command */
+	char *agent_text;        /* what shared logins let the agent do; NULL: nothing */
 	ows__audit audit;
 	ows_proc *procs;
 	uint32_t next_proc_id;
 	bool has_wall_limit;
 	int64_t deadline_ms;     /* wall_seconds limit, enforced by the host */
 };
+
+/* ------------------------------------------------------- grant journal */
+/*
+ * The grant journal's line format (lib/journal.c, portable); the files,
+ * their locks and the ACL walk are the platform's (lib/linux/acl.c).
+ * One journal per session, append-only text lines, fields separated by one
+ * space, paths percent-encoded (bytes <= 0x20, '%' and 0x7f):
+ *
+ *   owsj1 OWNER_UID                         first line
+ *   G ACCOUNT ACCT_UID PERSON_UID ro|rw PATH HOME|-   written before the grant
+ *   R ACCT_UID PATH                         written once the revoke is done
+ *   P a|d DEV INO MASK|- PERSON_ADDED ACCT_UID
+ *        the node had an ACL of its own before the first grant touched it:
+ *        its old mask (or none) and whether the person's default entry was
+ *        added by us (1) or was there already (0); revoke restores from it.
+ *
+ * A journal's active grants are its G lines without a later R for the
+ * same account uid and path; the last G for a path gives the access.
+ */
+typedef struct ows__jgrant {
+	char account[32];
+	uint32_t acct_uid;
+	uint32_t person_uid;
+	ows_access access;
+	char *path;
+	char *home; /* NULL: no traverse entries */
+} ows__jgrant;
+
+typedef struct ows__jpre {
+	char type;      /* 'a' access, 'd' default */
+	uint64_t dev;
+	uint64_t ino;
+	int mask;       /* -1: the node had no mask */
+	int person_added;
+	uint32_t acct_uid;
+	size_t seq;     /* position in the journal (parsing only) */
+} ows__jpre;
+
+typedef struct ows__jstate {
+	bool has_header;
+	uint32_t owner;
+	ows__jgrant *grants; /* active grants only */
+	size_t ngrants;
+	ows__jpre *pres;     /* sorted by (type, dev, ino) */
+	size_t npres;
+} ows__jstate;
+
+/* Parses a journal's text; a torn last line (a host killed mid-write) is ignored. */
+OWS__HIDDEN int ows__jstate_parse(const char *text, size_t len, ows__jstate *st,
+				  ows_error *err);
+OWS__HIDDEN void ows__jstate_free(ows__jstate *st);
+/* The P record for a node, or NULL. */
+OWS__HIDDEN const ows__jpre *ows__jstate_find_pre(const ows__jstate *st, char type,
+						  uint64_t dev, uint64_t ino, uint32_t acct_uid);
+/* One line each, '\n' included; caller frees.  NULL only when out of memory. */
+OWS__HIDDEN char *ows__jline_grant(const char *account, uint32_t acct_uid, uint32_t person_uid,
+				   ows_access access, const char *path, const char *home);
+OWS__HIDDEN char *ows__jline_revoke(uint32_t acct_uid, const char *path);
+OWS__HIDDEN char *ows__jline_pre(const ows__jpre *p);
 
 #endif /* OWS_INTERNAL_H */

@@ -1,15 +1,14 @@
 /* The session policy: built by setters or parsed from JSON, always validated. */
 #include <errno.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "internal.h"
+#include "platform.h"
 
 static const char *const limit_keys[OWS__LIMIT_MAX] = {
 	[OWS_LIMIT_MEMORY_BYTES] = "memory_mb",
@@ -98,18 +97,18 @@ int ows_policy_set_provider(ows_policy *p, const char *name, ows_error *err)
 
 int ows__check_folder_vs_home(const char *folder, const char *home, ows_error *err)
 {
-	if (strcmp(folder, "/") == 0)
+	if (ows__plat_is_root(folder))
 		return ows__fail(err, OWS_EINVAL, 0, folder,
 				 "name the project folder itself, not the whole file system",
 				 "the root folder cannot be a session folder");
-	if (!home || !*home || strcmp(home, "/") == 0)
+	if (!home || !*home || ows__plat_is_root(home))
 		return 0;
 	size_t n = strlen(folder);
 	if (strcmp(folder, home) == 0)
 		return ows__fail(err, OWS_EINVAL, 0, folder,
 				 "name a folder inside your home, such as the project you work on",
 				 "your home folder cannot be a session folder");
-	if (strncmp(home, folder, n) == 0 && home[n] == '/')
+	if (strncmp(home, folder, n) == 0 && ows__plat_is_sep(home[n]))
 		return ows__fail(err, OWS_EINVAL, 0, folder,
 				 "name a folder inside your home, such as the project you work on",
 				 "this folder contains your home folder");
@@ -119,11 +118,7 @@ int ows__check_folder_vs_home(const char *folder, const char *home, ows_error *e
 /* The caller's home, canonical; NULL when it has none that exists. */
 static char *caller_home(void)
 {
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-	if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) != 0 || !res || !res->pw_dir)
-		return NULL;
-	return realpath(res->pw_dir, NULL);
+	return ows__plat_home_dir();
 }
 
 int ows_policy_add_folder(ows_policy *p, const char *path, ows_access access, ows_error *err)
@@ -133,10 +128,10 @@ int ows_policy_add_folder(ows_policy *p, const char *path, ows_access access, ow
 	if (access != OWS_ACCESS_RO && access != OWS_ACCESS_RW)
 		return ows__fail(err, OWS_EINVAL, 0, path, "use read-only or read-write",
 				 "unknown access for folder");
-	if (path[0] != '/')
+	if (!ows__plat_path_is_absolute(path))
 		return ows__fail(err, OWS_EINVAL, 0, path, "give the folder as an absolute path",
 				 "session folder is not an absolute path");
-	char *real = realpath(path, NULL);
+	char *real = ows__plat_realpath(path);
 	if (!real) {
 		int e = errno;
 		if (e == ENOMEM)
@@ -145,8 +140,7 @@ int ows_policy_add_folder(ows_policy *p, const char *path, ows_access access, ow
 				 "session folder does not exist or cannot be reached: %s",
 				 strerror(e));
 	}
-	struct stat st;
-	if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+	if (!ows__plat_is_dir(real)) {
 		free(real);
 		return ows__fail(err, OWS_EINVAL, 0, path, "name a folder, not a file",
 				 "session folder is not a folder");
@@ -254,18 +248,19 @@ int ows_policy_set_run_as(ows_policy *p, const char *user, ows_error *err)
 
 int ows_policy_add_credential(ows_policy *p, const char *name, ows_error *err)
 {
-	(void)p;
-	return ows__fail(err, OWS_ENOSYS, 0, name,
-			 "leave credentials out for now: the catalog is not built yet",
-			 "sharing credentials is not available in this version");
+	if (!p || !name || !ows__name_is_safe(name))
+		return ows__fail(err, OWS_EINVAL, 0, name ? name : "", "run `owsbx credentials` for the names",
+				 "not a credential name");
+	return ows__strv_push(&p->credentials, name, err);
 }
 
 int ows_policy_add_toolchain(ows_policy *p, const char *path, ows_error *err)
 {
-	(void)p;
-	return ows__fail(err, OWS_ENOSYS, 0, path,
-			 "pass the folder with --ro for now",
-			 "toolchain folders are not available in this version");
+	if (!p || !path || (path[0] != '/' && !ows__home_path_is_safe(path)))
+		return ows__fail(err, OWS_EINVAL, 0, path ? path : "",
+				 "name a folder under the home, such as .cargo",
+				 "not a toolchain folder");
+	return ows__strv_push(&p->toolchains, path, err);
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -460,7 +455,7 @@ int ows_policy_load_file(const char *path, ows_policy **out, ows_error *err)
 	if (!path || !out)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "path or out is NULL");
 	*out = NULL;
-	FILE *f = fopen(path, "re");
+	FILE *f = fopen(path, ows__plat_fopen_read);
 	if (!f)
 		return ows__fail(err, OWS_EINVAL, errno, path, "check the path and its permissions",
 				 "cannot read the policy file: %s", strerror(errno));

@@ -17,6 +17,7 @@
 #include <mbedtls/sha256.h>
 #include <mbedtls/version.h>
 
+#include "platform.h"
 #include "record.h"
 
 #define READ_MAX (1u << 20)
@@ -44,7 +45,7 @@ void ows__sha256_hex(const void *data, size_t len, char out[65])
 
 int ows__sha256_file(const char *path, char out[65], ows_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = ows__plat_open_read(path);
 	if (fd < 0)
 		return ows__fail(err, errno == ENOENT ? OWS_ENOTFOUND : OWS_ESYS, errno, path, NULL,
 				 "cannot read the file: %s", strerror(errno));
@@ -90,7 +91,7 @@ int ows__sha256_file(const char *path, char out[65], ows_error *err)
 int ows__read_file(const char *path, char **out, size_t *len, ows_error *err)
 {
 	*out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = ows__plat_open_read(path);
 	if (fd < 0)
 		return ows__fail(err, errno == ENOENT ? OWS_ENOTFOUND : OWS_ESYS, errno, path, NULL,
 				 "cannot read the file: %s", strerror(errno));
@@ -140,29 +141,18 @@ int ows__write_file(const char *path, const char *data, size_t len, unsigned mod
 	if (!tmp)
 		return OWS_ENOMEM;
 	int rc = 0;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = ows__plat_open_new(tmp);
 	if (fd < 0) {
 		rc = ows__fail_sys(err, tmp, NULL, "cannot write the file");
 		free(tmp);
 		return rc;
 	}
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			rc = ows__fail_sys(err, tmp, NULL, "cannot write the file");
-			break;
-		}
-		off += (size_t)w;
-	}
-	if (rc == 0 && fchmod(fd, mode) < 0)
-		rc = ows__fail_sys(err, tmp, NULL, "cannot set the file's mode");
-	if (rc == 0 && fsync(fd) < 0)
-		rc = ows__fail_sys(err, tmp, NULL, "cannot write the file to disk");
+	if (ows__plat_write_all(fd, data, len) < 0)
+		rc = ows__fail_sys(err, tmp, NULL, "cannot write the file");
+	if (rc == 0 && ows__plat_commit(fd, mode) < 0)
+		rc = ows__fail_sys(err, tmp, NULL, "cannot set the file's mode or write it to disk");
 	close(fd);
-	if (rc == 0 && rename(tmp, path) < 0)
+	if (rc == 0 && ows__plat_replace(tmp, path) < 0)
 		rc = ows__fail_sys(err, path, NULL, "cannot put the file in place");
 	if (rc < 0)
 		unlink(tmp);

@@ -11,8 +11,7 @@
 #include <jansson.h>
 
 #include "internal.h"
-
-extern char **environ;
+#include "platform.h"
 
 void ows_session_options_init(ows_session_options *opts)
 {
@@ -75,6 +74,7 @@ static void session_free(ows_session *s)
 	free(s->proof_json);
 	free(s->private_dir);
 	free(s->default_cwd);
+	free(s->agent_text);
 	ows__strv_free(&s->env);
 	ows__audit_close(&s->audit);
 	free(s);
@@ -142,9 +142,10 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 		s->deadline_ms = ows__now_ms() + (int64_t)policy->limit[OWS_LIMIT_WALL_SECONDS] * 1000;
 	}
 	ows__audit_emit(&s->audit, "open",
-			json_pack("{s:s, s:s, s:s, s:o, s:s}", "provider", s->ops->name, "network",
-				  ows__net_name(s->net), "enforcement", s->enforcement, "folders",
-				  folders_json(policy), "private_dir", s->private_dir));
+			json_pack("{s:s, s:s, s:s, s:o, s:s, s:s?}", "provider", s->ops->name,
+				  "network", ows__net_name(s->net), "enforcement", s->enforcement,
+				  "folders", folders_json(policy), "private_dir", s->private_dir,
+				  "shared", s->agent_text));
 	json_t *pj = json_loads(s->proof_json ? s->proof_json : "{}", 0, NULL);
 	ows__audit_emit(&s->audit, "proof", pj);
 	*out = s;
@@ -194,6 +195,7 @@ const char *ows_session_provider(const ows_session *s) { return s ? s->ops->name
 const char *ows_session_enforcement(const ows_session *s) { return s ? s->enforcement : ""; }
 const char *ows_session_proof_json(const ows_session *s) { return s && s->proof_json ? s->proof_json : "{}"; }
 const char *ows_session_private_dir(const ows_session *s) { return s ? s->private_dir : ""; }
+const char *ows_session_agent_text(const ows_session *s) { return s && s->agent_text ? s->agent_text : ""; }
 
 int ows_session_spawn(ows_session *s, const char *const argv[], const ows_spawn_options *opts,
 		      ows_proc **out, ows_error *err)
@@ -210,7 +212,7 @@ int ows_session_spawn(ows_session *s, const char *const argv[], const ows_spawn_
 		return ows__fail(err, OWS_EINVAL, 0, "ows_spawn_options.size",
 				 "call ows_spawn_options_init() first", "options struct too small");
 	}
-	if (opts->cwd && opts->cwd[0] != '/')
+	if (opts->cwd && !ows__plat_path_is_absolute(opts->cwd))
 		return ows__fail(err, OWS_EINVAL, 0, opts->cwd, "give an absolute path",
 				 "working folder is not absolute");
 	ows__strv env = {0};

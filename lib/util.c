@@ -6,11 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#if defined(__linux__)
-#include <sys/random.h>
-#endif
-
 #include "internal.h"
+#include "platform.h"
 
 void *ows__calloc(size_t n, size_t size, ows_error *err)
 {
@@ -51,9 +48,7 @@ char *ows__asprintf(ows_error *err, const char *fmt, ...)
 
 int64_t ows__now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return ows__plat_now_ms();
 }
 
 int ows__random_hex(char *buf, size_t n, ows_error *err)
@@ -63,20 +58,8 @@ int ows__random_hex(char *buf, size_t n, ows_error *err)
 
 	if (n > sizeof(raw))
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "random request too large");
-#if defined(__linux__)
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = getrandom(raw + got, n - got, 0);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return ows__fail_sys(err, "getrandom", NULL, "cannot read random bytes");
-		}
-		got += (size_t)r;
-	}
-#else
-#error "ows__random_hex: no random source for this platform"
-#endif
+	if (ows__plat_random(raw, n) < 0)
+		return ows__fail_sys(err, "random source", NULL, "cannot read random bytes");
 	for (size_t i = 0; i < n; i++) {
 		buf[2 * i] = digits[raw[i] >> 4];
 		buf[2 * i + 1] = digits[raw[i] & 15];

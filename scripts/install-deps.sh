@@ -13,4 +13,6 @@ apt-get install -y -q --no-install-recommends \
 	libmbedtls-dev libjansson-dev libinih-dev \
 	acl libacl1-dev nftables iproute2 passwd util-linux procps \
 	openssh-client git curl python3 ca-certificates \
-	bubblewrap firejail hyperfine
+	netcat-openbsd clang libclang-rt-14-dev \
+	bubblewrap firejail hyperfine tinyproxy \
+	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev

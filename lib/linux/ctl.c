@@ -16,9 +16,11 @@
 
 #include "init.h"
 
-static int recv_msg(int fd, void *buf, size_t size, int timeout_ms, ows_error *err)
+/* Receives one message and at most one descriptor with it (*fd, else -1). */
+static int recv_msg_fd(int sock, void *buf, size_t size, int timeout_ms, int *fd, ows_error *err)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	*fd = -1;
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
 	for (;;) {
 		int r = poll(&pfd, 1, timeout_ms);
 		if (r < 0 && errno == EINTR)
@@ -27,21 +29,46 @@ static int recv_msg(int fd, void *buf, size_t size, int timeout_ms, ows_error *e
 			return ows__fail_sys(err, "poll", NULL, "cannot wait for the sandbox");
 		if (r == 0)
 			return 0;
-		ssize_t n = recv(fd, buf, size, 0);
+		char cbuf[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = {.iov_base = buf, .iov_len = size};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				    .msg_controllen = sizeof(cbuf)};
+		ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return ows__fail_sys(err, "recv", NULL, "lost the sandbox's control socket");
+			return ows__fail_sys(err, "recvmsg", NULL, "lost the sandbox's control socket");
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
 		if (n == 0)
 			return OWS_ESTATE;
 		return (int)n;
 	}
 }
 
+/* A message that carries no descriptor: any that came with it is closed. */
+static int recv_msg(int sock, void *buf, size_t size, int timeout_ms, ows_error *err)
+{
+	int fd;
+	int n = recv_msg_fd(sock, buf, size, timeout_ms, &fd, err);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
 static int receive_proof_into(ows_session *s, ows__ctl *c, const char *provider,
 			      struct ows__proof_msg *pm, ows_error *err)
 {
-	int n = recv_msg(c->fd, pm, sizeof(*pm), 30000, err);
+	int fd, n;
+	/* An allowlist sandbox hands over its proxy listener before the proof. */
+	while ((n = recv_msg_fd(c->fd, pm, sizeof(*pm), 30000, &fd, err)) ==
+		       (int)sizeof(struct ows__msg) &&
+	       pm->hdr.type == OWS_MSG_LISTENER && fd >= 0 && c->listener < 0)
+		c->listener = fd;
+	if (fd >= 0 && fd != c->listener)
+		close(fd);
 	if (n == 0)
 		return ows__fail(err, OWS_ETIMEDOUT, 0, "sandbox init", "try again; report it if it persists",
 				 "the sandbox did not finish setting up in 30 s");
@@ -174,21 +201,7 @@ int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *cons
 			fds[i] = null;
 		}
 	struct ows__msg m = {.type = OWS_MSG_SPAWN, .id = proc->id};
-	char cbuf[CMSG_SPACE(sizeof(fds))];
-	memset(cbuf, 0, sizeof(cbuf));
-	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
-	ssize_t sent;
-	do
-		sent = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-	while (sent < 0 && errno == EINTR);
-	if (sent < 0) {
+	if (ows__send_fds(c->fd, &m, fds, 4) != 0) {
 		if (errno == EPIPE || errno == ECONNRESET)
 			sandbox_gone(s, c);
 		rc = ows__fail_sys(err, "sendmsg", "open a new session", "cannot reach the sandbox");
@@ -278,6 +291,9 @@ void ows__ctl_close(ows_session *s, ows__ctl *c)
 			;
 		c->pid = 0;
 	}
+	if (c->listener >= 0)
+		close(c->listener);
+	c->listener = -1;
 	if (s)
 		sandbox_gone(s, c);
 	c->gone = true;

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <arpa/inet.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,6 +94,32 @@ void ows__init_send(int fd, const struct ows__msg *m, size_t len)
 	do
 		r = send(fd, m, len, MSG_NOSIGNAL);
 	while (r < 0 && errno == EINTR);
+}
+
+int ows__send_fds(int sock, const struct ows__msg *m, const int *fds, int nfds)
+{
+	char cbuf[CMSG_SPACE(OWS_MSG_MAX_FDS * sizeof(int))];
+	if (nfds < 0 || nfds > OWS_MSG_MAX_FDS) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(cbuf, 0, sizeof(cbuf));
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (nfds) {
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+	}
+	ssize_t sent;
+	do
+		sent = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (sent < 0 && errno == EINTR);
+	return sent < 0 ? -1 : 0;
 }
 
 void ows__init_die(const struct ows__plan *p, const char *stage,
@@ -333,13 +362,22 @@ static void proof_files(proof *pr, const struct ows__plan *p)
 	check_set(c, fd < 0, fd < 0 ? "reading refused" : "/etc/shadow readable", e);
 }
 
+/* A variable a shared entry set on purpose: it names the copy, not a secret. */
+static bool shared_on_purpose(const struct ows__plan *p, const char *entry)
+{
+	for (char *const *s = p->shared_env; s && *s; s++)
+		if (strcmp(*s, entry) == 0)
+			return true;
+	return false;
+}
+
 static void proof_secrets(proof *pr, const struct ows__plan *p)
 {
 	ows__check *c = check_new(pr, "no secret variables", NULL);
 	for (char *const *e = p->envp; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
 		size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
-		if (ows__env_name_is_secret(*e, n)) {
+		if (ows__env_name_is_secret(*e, n) && !shared_on_purpose(p, *e)) {
 			char d[128] = "secret variable present: ";
 			ows__buf_add(d, sizeof(d), *e);
 			d[25 + (n < 100 ? n : 100)] = '\0';
@@ -348,6 +386,93 @@ static void proof_secrets(proof *pr, const struct ows__plan *p)
 		}
 	}
 	check_set(c, true, "no name says it holds a secret", 0);
+}
+
+/* 0 when a TCP connection was made within timeout_ms, else errno (ETIMEDOUT). */
+static int try_connect_tcp(uint32_t addr_be, uint16_t port, int timeout_ms)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr = {.s_addr = addr_be}};
+	int e = 0;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		e = errno;
+		if (e == EINPROGRESS) {
+			struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+			int r = poll(&pfd, 1, timeout_ms);
+			socklen_t len = sizeof(e);
+			if (r == 0)
+				e = ETIMEDOUT;
+			else if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0)
+				e = errno;
+		}
+	}
+	close(fd);
+	return e;
+}
+
+/* allowlist: the proxy, and nothing else, is reachable. */
+static void proof_allowlist(proof *pr, const struct ows__plan *p)
+{
+	char port[8] = "";
+	ows__buf_add_num(port, sizeof(port), p->proxy_port);
+	ows__check *c = check_new(pr, "proxy reachable on 127.0.0.1 port", port);
+	int e = try_connect_tcp(htonl(INADDR_LOOPBACK), p->proxy_port, 2000);
+	check_set(c, e == 0, e ? "cannot reach the proxy" : "connected", e);
+
+	c = check_new(pr, "local port outside 47800-47899 unreachable", "127.0.0.1:47799");
+	e = try_connect_tcp(htonl(INADDR_LOOPBACK), 47799, 2000);
+	check_set(c, e != 0, e ? "refused" : "connected", e);
+
+	/* 192.0.2.1 (TEST-NET-1) is never routed: any answer but "no route" means a way out. */
+	c = check_new(pr, "direct connection out refused", "192.0.2.1:443");
+	e = try_connect_tcp(htonl(0xc0000201), 443, 2000);
+	check_set(c, e == ENETUNREACH || e == EPERM || e == EACCES, e ? "refused at once" : "connected", e);
+
+	c = check_new(pr, "UDP out refused", "192.0.2.1:53");
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	e = fd < 0 ? errno : 0;
+	if (fd >= 0) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53),
+					 .sin_addr.s_addr = htonl(0xc0000201)};
+		e = sendto(fd, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
+		close(fd);
+	}
+	check_set(c, e != 0, e ? "refused" : "a datagram was sent", e);
+}
+
+/* The closed account's firewall, seen from inside: only the proxy range answers. */
+static void proof_firewall(proof *pr, const struct ows__plan *p)
+{
+	const uint32_t loopback = htonl(0x7f000001), test_net = htonl(0xc0000201); /* 192.0.2.1 */
+	if (p->port_inside) {
+		ows__check *c = check_new(pr, "loopback port in 47800-47899 reachable", NULL);
+		int e = try_connect_tcp(loopback, p->port_inside, 3000);
+		check_set(c, e == 0, e ? "cannot reach the proxy range" : "connected", e);
+	}
+	if (p->port_outside) {
+		ows__check *c = check_new(pr, "loopback port outside 47800-47899 refused", NULL);
+		int e = try_connect_tcp(loopback, p->port_outside, 3000);
+		check_set(c, e != 0 && e != ETIMEDOUT,
+			  e == 0 ? "connected to a listening port" : e == ETIMEDOUT ? "hung" : "refused", e);
+	}
+	ows__check *c = check_new(pr, "public address refused at once", "192.0.2.1:443");
+	int e = try_connect_tcp(test_net, 443, 3000);
+	check_set(c, e != 0 && e != ETIMEDOUT,
+		  e == 0 ? "connected" : e == ETIMEDOUT ? "hung instead of being refused" : "refused", e);
+
+	c = check_new(pr, "udp refused", "192.0.2.1:53");
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	e = fd < 0 ? errno : 0;
+	if (fd >= 0) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53),
+					 .sin_addr = {.s_addr = test_net}};
+		e = sendto(fd, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
+		close(fd);
+	}
+	check_set(c, e != 0, e ? "sending refused" : "a datagram left", e);
 }
 
 static void proof_network(proof *pr, const struct ows__plan *p)
@@ -365,9 +490,11 @@ static void proof_network(proof *pr, const struct ows__plan *p)
 		{"packet", AF_PACKET, SOCK_DGRAM, 0},
 	};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(probes); i++) {
-		bool must_fail = p->net == OWS_NET_NONE || probes[i].domain == AF_VSOCK ||
-				 probes[i].domain == AF_PACKET || probes[i].type == SOCK_RAW;
-		bool checked_open = p->net == OWS_NET_OPEN && probes[i].domain == AF_INET &&
+		bool must_fail = (p->net == OWS_NET_NONE && !p->firewall) ||
+				 probes[i].domain == AF_VSOCK || probes[i].domain == AF_PACKET ||
+				 probes[i].type == SOCK_RAW;
+		bool checked_open = (p->net != OWS_NET_NONE || p->firewall) &&
+				    probes[i].domain == AF_INET &&
 				    probes[i].type == SOCK_STREAM && probes[i].proto == 0;
 		if (!must_fail && !checked_open)
 			continue;
@@ -376,8 +503,12 @@ static void proof_network(proof *pr, const struct ows__plan *p)
 		if (must_fail)
 			check_set(c, e != 0, e ? "refused" : "a socket was created", e);
 		else
-			check_set(c, e == 0, e ? "refused in open mode" : "allowed in open mode", e);
+			check_set(c, e == 0, e ? "refused" : "allowed", e);
 	}
+	if (p->net == OWS_NET_ALLOWLIST && p->proxy_port)
+		proof_allowlist(pr, p);
+	if (p->firewall && p->net != OWS_NET_OPEN)
+		proof_firewall(pr, p);
 	ows__check *c = check_new(pr, "io_uring", "refused");
 	long r = syscall(SYS_io_uring_setup, 1, NULL);
 	int e = r < 0 ? errno : 0;

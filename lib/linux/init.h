@@ -81,8 +81,20 @@ struct ows__plan {
 	char abstract_name[108];
 	socklen_t abstract_len;
 	char *const *envp;
+	/* account provider: the firewall keys on the uid, so sockets may be
+	 * created and the proof connects instead (closed account: ports the
+	 * host listens on, inside and outside 47800-47899; 0 for none). */
+	bool firewall;
+	uint16_t port_inside;
+	uint16_t port_outside;
 
 	const char *private_dir;     /* made by init on the sandbox's /tmp when set */
+	uint16_t proxy_port;         /* allowlist: listen on 127.0.0.1:port inside, for the host */
+	const char *priv_home;       /* where shared copies go */
+	const ows__file *files;      /* shared copies, relative to priv_home */
+	size_t nfiles;
+	const char *passwd;          /* the sandbox's /etc/passwd: home is the private home */
+	char *const *shared_env;     /* NAME=VALUE set by shared entries: not secrets (the proof) */
 
 	int ctl;                     /* init's end of the control socket */
 };
@@ -97,6 +109,7 @@ enum ows__msg_type {
 	OWS_MSG_SPAWN_FAIL, /* init → host: err, stage in text */
 	OWS_MSG_EXITED,     /* init → host: code */
 	OWS_MSG_KILL,       /* host → init: code = signal */
+	OWS_MSG_LISTENER,   /* init → host: the proxy's listening socket inside (SCM_RIGHTS) */
 };
 
 struct ows__msg {
@@ -119,6 +132,9 @@ struct ows__proof_msg {
 OWS__HIDDEN void ows__buf_add(char *buf, size_t size, const char *s);
 OWS__HIDDEN void ows__buf_add_num(char *buf, size_t size, long v);
 OWS__HIDDEN void ows__init_send(int fd, const struct ows__msg *m, size_t len);
+/* Sends a message with up to OWS_MSG_MAX_FDS descriptors; 0, or -1 with errno.  Either side. */
+#define OWS_MSG_MAX_FDS 4
+OWS__HIDDEN int ows__send_fds(int sock, const struct ows__msg *m, const int *fds, int nfds);
 /* Reports a failed setup step (errno is the cause) to the host and exits. */
 OWS__HIDDEN __attribute__((noreturn)) void ows__init_die(const struct ows__plan *p,
 							 const char *stage, const char *path);
@@ -136,6 +152,7 @@ OWS__HIDDEN __attribute__((noreturn)) void ows__init_serve(const struct ows__pla
 /* The host's end of a session's init. */
 typedef struct ows__ctl {
 	int fd;      /* control socket, -1 once closed */
+	int listener; /* allowlist: the proxy's listening socket in the sandbox's network, or -1 */
 	pid_t pid;   /* init (or the launcher that became it), 0 once reaped */
 	bool gone;   /* the sandbox has ended */
 } ows__ctl;

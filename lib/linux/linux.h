@@ -124,7 +124,7 @@ struct ows__machine {
 	char closed_user[32], open_user[32], group[32];
 	char launcher[4096];        /* root:group 4750, as recorded */
 	char state_dir[4096];
-	char sandboxes_dir[4096];   /* per-session private folders: 1771 root:group */
+	char sandboxes_dir[4096];   /* per-session private folders: 0711 root:group */
 	char journal_dir[4096];     /* grant journal: 1770 root:group */
 	char nft_table[32];
 	bool proved;                /* setup's proof passed */
@@ -133,8 +133,10 @@ struct ows__machine {
 /*
  * Checks that the machine is set up as its record says: the record is
  * there and intact, both accounts exist with the recorded uids, the group
- * with its gid, the launcher root-owned, group-owned and 4750, the state
- * folders in place; and that the caller is root or in the group.  Works
+ * with its gid, the launcher root-owned, group-owned and 4750, its record
+ * (<launcher>.conf) root's and as setup wrote it, the state folders in
+ * place; and that the caller is root or in the group.  It does not require
+ * the proof to have passed: setup's proof opens sessions through it.  Works
  * without root (the firewall is left to the provider's proof, since nft
  * cannot be listed by a person).  OWS_ESETUP, with the command that sets
  * the machine up again in err->hint, when anything is missing or wrong;
@@ -142,5 +144,83 @@ struct ows__machine {
  */
 OWS__HIDDEN int ows__machine_check(const ows_config *config, struct ows__machine *out,
 				   ows_error *err);
+
+/* The command that sets the machine up again: "sudo owsbx machine sandbox setup [--config F]". */
+OWS__HIDDEN void ows__machine_fix(const ows_config *config, char *buf, size_t len);
+
+/* The account provider: is this machine set up for it, for this caller?  Says why. */
+OWS__HIDDEN bool ows__account_ready(const ows_config *config, char *why, size_t why_len);
+
+/* ------------------------------------------------- ACL grants (acl.c) */
+/*
+ * The grant journal of one session: <state_dir>/journal/<uid>/<id>.journal,
+ * created locked (flock) and held until ows__journal_close().  Its lock is
+ * how cleanup tells a live host from a dead one, so the descriptor is
+ * O_CLOEXEC and must not reach a sandboxed process (the launcher closes
+ * every descriptor it did not choose).
+ *
+ * How the account provider uses it, within one host process:
+ *
+ *   ows_machine_cleanup(config, NULL);        revoke what dead hosts left
+ *   ows__journal_open(config, id, &j, err);   the session's journal, locked
+ *   ows_acl_grant(config, id, acct, folder, access, home, err);  per folder
+ *   ...session runs...
+ *   ows__journal_close(j, err);               revokes every grant it lists,
+ *                                             removes it, drops the lock
+ *
+ * ows_acl_grant()/ows_acl_revoke() find the journal by session id in a
+ * process-wide registry.  Called without ows__journal_open(), a grant opens
+ * the session's journal itself and closes it with its last revoke; the
+ * grants then live as long as the process (a killed process leaves them to
+ * cleanup).  If ows__journal_close() cannot revoke everything it reports the
+ * error and leaves the journal, unlocked, for the next cleanup to retry.
+ *
+ * The journal folder <state_dir>/journal is made by machine setup (1733, or
+ * 1770 root:<group>); each person's subfolder is made on first use, 0700.
+ * Missing: OWS_ESETUP naming `owsbx machine sandbox setup`.
+ */
+typedef struct ows__journal ows__journal;
+
+OWS__HIDDEN int ows__journal_open(const ows_config *config, const char *session_id,
+				  ows__journal **out, ows_error *err);
+/* Revokes, removes, unlocks and frees.  NULL is fine. */
+OWS__HIDDEN int ows__journal_close(ows__journal *j, ows_error *err);
+/* The same, by session id; 0 when this process holds no journal for it. */
+OWS__HIDDEN int ows__journal_close_session(const ows_config *config, const char *session_id,
+					   ows_error *err);
+
+/* ------------------------------------------------ sharing (creds.c) */
+
+/* A copy for the private home: a file's content, or a folder to make. */
+typedef struct ows__file {
+	char *path;   /* relative to the home, as in the person's home */
+	char *data;
+	size_t len;
+	bool dir;
+} ows__file;
+
+/* What a session gets of the person's on purpose. */
+typedef struct ows__share {
+	ows__file *files;   /* in walk order: a folder before what it holds */
+	size_t nfiles;
+	size_t bytes;
+	ows__strv env;      /* NAME=VALUE: where each tool finds its copy */
+	ows__strv hosts;    /* allow-list patterns the shared tools need */
+	ows__strv ro_dirs;  /* toolchain folders, absolute, to be visible read-only */
+	ows__strv path_dirs;/* their bin folders, for PATH */
+	char *agent_text;   /* what the agent can do with them; NULL when nothing is shared */
+} ows__share;
+
+/*
+ * Reads what the machine's config shares (narrowed by the policy) from
+ * `home`; `priv_home` is the private home the copies will live in (for the
+ * variables).  Nothing shared is not an error.
+ */
+OWS__HIDDEN int ows__share_collect(const ows_config *config, const ows_policy *policy,
+				   const char *home, const char *priv_home, ows__share *out,
+				   ows_error *err);
+OWS__HIDDEN void ows__share_free(ows__share *sh);
+/* Adds the shared tools' variables to `env` and their bin folders to its PATH. */
+OWS__HIDDEN int ows__env_add_share(ows__strv *env, const ows__share *sh, ows_error *err);
 
 #endif /* OWS_LINUX_H */

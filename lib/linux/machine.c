@@ -14,12 +14,16 @@
  *   group                    people allowed to start sandboxes; the person
  *                            who asked is added
  *   state_dir/               0755 root:root, holds setup.json (0644: no secret)
- *   state_dir/sandboxes/     1771 root:group: people create their sessions'
- *                            private folders (sticky: not each other's), the
- *                            accounts may only pass through
+ *   state_dir/sandboxes/     0711 root:group: the launcher, as root, creates
+ *                            each session's private folder there and hands
+ *                            it to the account; nobody else may write in it,
+ *                            the accounts may only pass through
  *   state_dir/journal/       1770 root:group: people journal their grants;
  *                            the accounts cannot see it
  *   launcher                 root:group 4750: only the group may run it
+ *   launcher.conf            0644 root:root, beside the launcher: the six
+ *                            numbers and the path it trusts (it parses no
+ *                            JSON), rewritten whenever they change
  *   nft table inet <name>    the closed account's firewall (nft.c)
  *   the machine's config     [sandbox] provider = account, once proved
  */
@@ -49,9 +53,10 @@ static const char GPASSWD[] = "/usr/bin/gpasswd";
 static const char NOLOGIN[] = "/usr/sbin/nologin";
 
 #define MODE_STATE 0755
-#define MODE_SANDBOXES 01771
+#define MODE_SANDBOXES 0711
 #define MODE_JOURNAL 01770
 #define MODE_LAUNCHER 04750
+#define MODE_LAUNCHER_CONF 0644
 
 void ows_setup_options_init(ows_setup_options *opts)
 {
@@ -684,6 +689,148 @@ static int step_launcher(mctx *m)
 	return save(m);
 }
 
+/* "<launcher>.conf": the record the setuid launcher trusts (cli/launcher.c). */
+static void conf_path(char *buf, size_t len, const char *launcher)
+{
+	snprintf(buf, len, "%s.conf", launcher);
+}
+
+/* Absolute, no "//", "." or ".." component, no trailing '/': what the launcher accepts. */
+static bool path_is_canonical(const char *p)
+{
+	size_t n = strlen(p);
+	if (n < 2 || p[0] != '/' || p[n - 1] == '/')
+		return false;
+	for (const char *s = p; *s; s++)
+		if (*s == '/' && (s[1] == '/' || (s[1] == '.' && (s[2] == '/' || !s[2])) ||
+				  (s[1] == '.' && s[2] == '.' && (s[3] == '/' || !s[3]))))
+			return false;
+	return true;
+}
+
+/*
+ * The launcher's record for the accounts and group as they are now; *out
+ * is fresh (caller frees).  OWS_ENOTFOUND while an account or the group
+ * does not exist yet (a plan before setup).
+ */
+static int render_conf(const ows_config *c, char **out, ows_error *err)
+{
+	*out = NULL;
+	struct passwd *pw = getpwnam(c->closed_user);
+	uid_t cu = pw ? pw->pw_uid : 0;
+	gid_t cg = pw ? pw->pw_gid : 0;
+	pw = getpwnam(c->open_user);
+	uid_t ou = pw ? pw->pw_uid : 0;
+	gid_t og = pw ? pw->pw_gid : 0;
+	struct group *gr = getgrnam(c->group);
+	if (!cu || !ou || !gr)
+		return OWS_ENOTFOUND;
+	*out = ows__asprintf(err,
+			     "# Written by `owsbx machine sandbox setup`: what %s trusts.\n"
+			     "# Root's alone; setup rewrites it and remove deletes it.\n"
+			     "closed_uid=%u\nclosed_gid=%u\nopen_uid=%u\nopen_gid=%u\ngroup_gid=%u\n"
+			     "state_dir=%s\n",
+			     c->launcher, (unsigned)cu, (unsigned)cg, (unsigned)ou, (unsigned)og,
+			     (unsigned)gr->gr_gid, c->state_dir);
+	return *out ? 0 : OWS_ENOMEM;
+}
+
+/* Every folder above `path` is root's and closed to others' writes (or sticky). */
+static const char *untrusted_parent(const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", path);
+	for (char *s = strrchr(buf, '/'); s; s = strrchr(buf, '/')) {
+		*s = '\0';
+		const char *d = buf[0] ? buf : "/";
+		struct stat st;
+		if (lstat(d, &st) == 0 &&
+		    (!S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+		     ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))))
+			return d;
+		if (!buf[0])
+			break;
+	}
+	return NULL;
+}
+
+static int step_launcher_conf(mctx *m)
+{
+	char path[PATH_MAX + 8], dir[PATH_MAX];
+	conf_path(path, sizeof(path), m->c->launcher);
+	json_t *lc = obj(m->rec, "launcher_conf");
+	json_object_set_new(lc, "path", json_string(path));
+	if (!path_is_canonical(m->c->state_dir) || strlen(m->c->state_dir) > PATH_MAX - 128)
+		return ows__fail(m->err, OWS_ECONFIG, 0, m->c->state_dir,
+				 "write state_dir as a plain absolute path (no '//', '.', '..' or "
+				 "trailing '/')",
+				 "the launcher accepts only a canonical state folder");
+	const char *bad = untrusted_parent(m->c->launcher, dir, sizeof(dir));
+	if (bad)
+		return ows__fail(m->err, OWS_ESETUP, 0, bad,
+				 "set a launcher path in [account] whose folders are all root's "
+				 "(e.g. /usr/local/libexec/owsandbox/owsbx-launch)",
+				 "the launcher refuses to run from a folder others may change");
+	char *want = NULL, *have = NULL;
+	int rc = render_conf(m->c, &want, m->err);
+	if (rc == OWS_ENOTFOUND) {
+		change(m, "launcher record", "write %s (0644 root:root): the accounts' and the "
+			  "group's ids and the state folder, for the launcher", path);
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	struct stat st;
+	bool exists = lstat(path, &st) == 0;
+	bool ours = jtrue(lc, "created");
+	if (exists && (!S_ISREG(st.st_mode) || ows__read_file(path, &have, NULL, NULL) < 0)) {
+		rc = ows__fail(m->err, OWS_ESETUP, 0, path, "move it away, then run setup again",
+			       "the launcher record's path holds something that is not a readable file");
+		goto out;
+	}
+	bool same = exists && strcmp(have, want) == 0;
+	bool meta_ok = exists && st.st_uid == 0 && st.st_gid == 0 &&
+		       (st.st_mode & 07777) == MODE_LAUNCHER_CONF;
+	if (exists && !ours && !json_object_get(lc, "created")) {
+		if (!same) {
+			rc = ows__fail(m->err, OWS_ESETUP, 0, path,
+				       "move it away, or set another launcher path in [account]",
+				       "a different launcher record is already there");
+			goto out;
+		}
+		note(m, "the launcher record %s is there already and identical: it is used and "
+			"will stay on remove", path);
+		json_object_set_new(lc, "created", json_false());
+	}
+	if (!(same && meta_ok)) {
+		if (exists && !ours) {
+			rc = ows__fail(m->err, OWS_ESETUP, 0, path, "fix its owner and mode by hand",
+				       "the launcher record that was there before setup has the "
+				       "wrong owner or mode");
+			goto out;
+		}
+		change(m, "launcher record", "%s %s (0644 root:root): closed, open and group ids, "
+			  "state folder %s", exists ? (same ? "set the owner and mode of" : "rewrite")
+						    : "write", path, m->c->state_dir);
+		if (!m->apply)
+			goto out;
+		if ((rc = ows__write_file(path, want, strlen(want), MODE_LAUNCHER_CONF, m->err)) < 0)
+			goto out;
+		if (chown(path, 0, 0) < 0 || chmod(path, MODE_LAUNCHER_CONF) < 0) {
+			rc = ows__fail_sys(m->err, path, NULL, "cannot set the record's owner and mode");
+			goto out;
+		}
+		json_object_set_new(lc, "created", json_true());
+	}
+	char sha[65];
+	ows__sha256_hex(want, strlen(want), sha);
+	json_object_set_new(lc, "sha256", json_string(sha));
+	rc = save(m);
+out:
+	free(want);
+	free(have);
+	return rc;
+}
+
 static bool same_table(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
@@ -755,20 +902,35 @@ out:
 	return rc;
 }
 
+/* One line per account: how many checks passed, and the names of those that failed. */
+static void proof_summary(mctx *m, const char *role, const char *report)
+{
+	json_t *j = report ? json_loads(report, 0, NULL) : NULL;
+	json_t *checks = json_object_get(j, "checks");
+	size_t i, passed = 0;
+	json_t *c;
+	char failed[600] = "";
+	json_array_foreach(checks, i, c) {
+		if (jtrue(c, "passed")) {
+			passed++;
+			continue;
+		}
+		size_t n = strlen(failed);
+		snprintf(failed + n, sizeof(failed) - n, "%s%s: %s", n ? "; " : "", jstr(c, "name"),
+			 jstr(c, "detail") ? jstr(c, "detail") : "");
+	}
+	if (json_array_size(checks))
+		progress(m, "proof (%s): %zu of %zu checks passed%s%s", role, passed,
+			 json_array_size(checks), failed[0] ? "; failed: " : "", failed);
+	json_decref(j);
+}
+
 /* Opens a throwaway session as each account and proves the wall from inside. */
 static int step_proof(mctx *m)
 {
 	json_t *p = obj(m->rec, "proof");
-	if (m->o.unproven_for_tests) {
-		progress(m, "proof: SKIPPED (unproven_for_tests): the machine's config is not changed");
-		json_object_set_new(p, "passed", json_false());
-		json_object_set_new(p, "skipped", json_true());
-		int rc = save(m);
-		return rc < 0 ? rc : 1;
-	}
 	static const struct { ows_net net; const char *role; } runs[] = {
 		{OWS_NET_NONE, "closed"}, {OWS_NET_OPEN, "open"}};
-	json_object_del(p, "skipped");
 	for (size_t i = 0; i < OWS__ARRAY_LEN(runs); i++) {
 		progress(m, "proof: open a throwaway sandbox as the %s account (network %s) and prove "
 			    "the wall from inside", runs[i].role, ows__net_name(runs[i].net));
@@ -786,8 +948,7 @@ static int step_proof(mctx *m)
 		if (rc == 0)
 			rc = ows_verify(pol, m->c, &report, &verr);
 		ows_policy_free(pol);
-		if (report)
-			progress(m, "proof (%s): %s", runs[i].role, report);
+		proof_summary(m, runs[i].role, report);
 		ows_free(report);
 		if (rc < 0) {
 			json_object_set_new(p, "passed", json_false());
@@ -819,12 +980,6 @@ static int step_config(mctx *m, bool plan_only)
 	char cur[64] = "";
 	bool has = exists && ows__ini_get(text, "sandbox", "provider", cur, sizeof(cur));
 	if (has && strcmp(cur, "account") == 0) {
-		free(text);
-		return 0;
-	}
-	if (m->o.unproven_for_tests) {
-		note(m, "the proof is skipped (a test run): %s will not choose the account provider",
-		     path);
 		free(text);
 		return 0;
 	}
@@ -867,7 +1022,7 @@ out:
 	return rc;
 }
 
-/* Runs every step; stops at the first failure.  Returns 1 when the proof was skipped. */
+/* Runs every step; stops at the first failure. */
 static int run_steps(mctx *m)
 {
 	int rc;
@@ -875,7 +1030,8 @@ static int run_steps(mctx *m)
 	    (rc = step_account(m, "open", m->c->open_user)) < 0 || (rc = step_group(m)) < 0 ||
 	    (rc = step_subdir(m, "sandboxes", MODE_SANDBOXES, "per-session private folders")) < 0 ||
 	    (rc = step_subdir(m, "journal", MODE_JOURNAL, "the grant journal")) < 0 ||
-	    (rc = step_launcher(m)) < 0 || (rc = step_nft(m)) < 0)
+	    (rc = step_launcher(m)) < 0 || (rc = step_launcher_conf(m)) < 0 ||
+	    (rc = step_nft(m)) < 0)
 		return rc;
 	if (!m->apply)
 		return step_config(m, true);
@@ -933,8 +1089,6 @@ int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error
 	}
 	if (rc == 0)
 		rc = run_steps(&m);
-	if (rc == 1)
-		rc = 0; /* proof skipped for tests: done, and said so through progress */
 	ctx_free(&m);
 	return rc;
 }
@@ -1086,6 +1240,34 @@ int ows_machine_status(const ows_config *c, char **status, ows_error *err)
 		row(&r, "launcher", "ok", fix, "%s 4750 root:%s, sha256 %.12s as recorded",
 		    c->launcher, c->group, sha);
 
+	/* The launcher's own record: what it trusts, as setup wrote it for today's ids. */
+	{
+		char cpath[PATH_MAX + 8];
+		conf_path(cpath, sizeof(cpath), c->launcher);
+		json_t *lc = json_object_get(rec, "launcher_conf");
+		char *want = NULL, *have = NULL;
+		char wsha[65] = "";
+		if (render_conf(c, &want, NULL) == 0)
+			ows__sha256_hex(want, strlen(want), wsha);
+		if (lstat(cpath, &st) < 0)
+			row(&r, "launcher record", "fail", fix, "%s is missing", cpath);
+		else if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_gid != 0 ||
+			 (st.st_mode & 07777) != MODE_LAUNCHER_CONF)
+			row(&r, "launcher record", "fail", fix, "%s is %04o %u:%u, want 0644 root:root",
+			    cpath, st.st_mode & 07777, (unsigned)st.st_uid, (unsigned)st.st_gid);
+		else if (ows__read_file(cpath, &have, NULL, NULL) < 0 || !want ||
+			 strcmp(have, want) != 0)
+			row(&r, "launcher record", "fail", fix,
+			    "%s does not hold today's account, group and state folder", cpath);
+		else if (!jstr(lc, "sha256") || strcmp(wsha, jstr(lc, "sha256")) != 0)
+			row(&r, "launcher record", "fail", fix, "%s is not the one setup recorded",
+			    cpath);
+		else
+			row(&r, "launcher record", "ok", fix, "%s 0644 root:root, as recorded", cpath);
+		free(want);
+		free(have);
+	}
+
 	/* The firewall, compared with the table rendered for the recorded uid. */
 	json_t *n = json_object_get(rec, "nft");
 	if (geteuid() != 0) {
@@ -1134,9 +1316,7 @@ int ows_machine_status(const ows_config *c, char **status, ows_error *err)
 	if (jtrue(p, "passed"))
 		row(&r, "proof", "ok", fix, "setup proved the wall as both accounts");
 	else
-		row(&r, "proof", "fail", fix, "%s", jtrue(p, "skipped")
-			? "setup skipped the proof (a test run): the wall is unproven"
-			: "the wall has not been proved: setup did not finish");
+		row(&r, "proof", "fail", fix, "the wall has not been proved: setup did not finish");
 
 	json_t *out = json_pack("{s:s, s:b, s:o, s:i, s:s}", "provider_in_config",
 				c->provider ? c->provider : "", "set_up", rec && r.failing == 0,
@@ -1219,6 +1399,18 @@ static int remove_nft(mctx *m, json_t *n)
 	if (rc < 0)
 		return rc;
 	json_object_del(m->rec, "nft");
+	return save(m);
+}
+
+static int remove_launcher_conf(mctx *m, json_t *lc)
+{
+	const char *path = jstr(lc, "path");
+	if (path && jtrue(lc, "created")) {
+		progress(m, "launcher record: remove %s", path);
+		if (unlink(path) < 0 && errno != ENOENT)
+			return ows__fail_sys(m->err, path, NULL, "cannot remove the launcher's record");
+	}
+	json_object_del(m->rec, "launcher_conf");
 	return save(m);
 }
 
@@ -1355,6 +1547,7 @@ int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_erro
 	json_t *rec = m.rec;
 	if ((rc = remove_config(&m, json_object_get(rec, "config"))) < 0 ||
 	    (rc = remove_nft(&m, json_object_get(rec, "nft"))) < 0 ||
+	    (rc = remove_launcher_conf(&m, json_object_get(rec, "launcher_conf"))) < 0 ||
 	    (rc = remove_launcher(&m, json_object_get(rec, "launcher"))) < 0 ||
 	    (rc = remove_group(&m, json_object_get(rec, "group"))) < 0 ||
 	    (rc = remove_account(&m, "closed")) < 0 || (rc = remove_account(&m, "open")) < 0)
@@ -1366,6 +1559,11 @@ out:
 }
 
 /* ---------------------------------------------------- for the provider */
+
+void ows__machine_fix(const ows_config *c, char *buf, size_t len)
+{
+	build_fix(buf, len, c, NULL, NULL);
+}
 
 static int broken(ows_error *err, const char *where, const char *fix, const char *what)
 {
@@ -1442,6 +1640,19 @@ int ows__machine_check(const ows_config *c, struct ows__machine *out, ows_error 
 		rc = broken(err, c->launcher, fix,
 			    "the launcher is missing or not root-owned, the group's and mode 4750");
 		goto out;
+	}
+	/* What the launcher will trust: it must say what the record says, for today's ids. */
+	{
+		char cpath[PATH_MAX + 8], sha[65] = "";
+		conf_path(cpath, sizeof(cpath), c->launcher);
+		const char *recorded = jstr(json_object_get(rec, "launcher_conf"), "sha256");
+		if (lstat(cpath, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+		    (st.st_mode & 022) || ows__sha256_file(cpath, sha, NULL) < 0 || !recorded ||
+		    strcmp(sha, recorded) != 0) {
+			rc = broken(err, cpath, fix,
+				    "the launcher's record is missing, changed or not root's alone");
+			goto out;
+		}
 	}
 	snprintf(m.launcher, sizeof(m.launcher), "%s", c->launcher);
 	snprintf(m.state_dir, sizeof(m.state_dir), "%s", c->state_dir);

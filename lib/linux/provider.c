@@ -16,11 +16,13 @@
 
 extern const ows__provider ows__landlock_provider;
 extern const ows__provider ows__direct_provider;
+extern const ows__provider ows__account_provider;
 
 const ows__provider *ows__provider_find(const char *name)
 {
 	static const ows__provider *const providers[] = {
 		&ows__landlock_provider,
+		&ows__account_provider,
 		&ows__direct_provider,
 	};
 	for (size_t i = 0; name && i < OWS__ARRAY_LEN(providers); i++)
@@ -105,13 +107,19 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	add(caps, "secrets.environment", "enforced",
 	    "minimal environment; secret-looking names never passed");
 	add(caps, "limits.wall_time", "enforced", "the host ends the command when time runs out");
-	add(caps, "limits.memory_processes_cpu", "unavailable",
-	    "the landlock provider has no cgroup of its own; the account provider will");
+	char accwhy[512];
+	bool account = base && ows__account_ready(config, accwhy, sizeof(accwhy));
+	if (!base)
+		snprintf(accwhy, sizeof(accwhy), "needs Landlock, seccomp and namespaces (see above)");
+	add(caps, "limits.memory_processes_cpu", account ? "enforced" : "unavailable",
+	    account ? "account provider: cgroup v1 memory, pids and cpu controllers"
+		    : "the landlock provider has no cgroup of its own; the account provider "
+		      "needs machine setup");
 	if (geteuid() == 0)
 		add(caps, "root_host", base ? "enforced" : "unavailable",
 		    "under a root host, commands run as SUDO_UID, run_as, or the config's "
 		    "root_runs_as, with no capabilities");
-	add(caps, "provider.account", "unavailable", "not built yet");
+	add(caps, "provider.account", account ? "enforced" : "unavailable", accwhy);
 	add(caps, "provider.direct", "partial", "no wall at all; used only when asked for by name");
 
 	json_t *root = json_pack("{s:s, s:s, s:i, s:o}", "version", OWS_VERSION, "config",

@@ -2,11 +2,13 @@
  * The `landlock` provider: a wall that needs no setup.
  *
  * The host clones an init process into new user (unless the host is root),
- * PID, mount, IPC and UTS namespaces, and a network namespace in `none`.
- * Init builds a root of its own on a tmpfs holding only the system (read
- * only), the session's folders at their own paths and the private folder,
- * pivots into it, drops every capability, restricts itself with Landlock and
- * seccomp, proves the wall from inside, and then starts commands on request.
+ * PID, mount, IPC and UTS namespaces, and a network namespace of its own
+ * unless the network is `open`.  Init builds a root of its own on a tmpfs
+ * holding only the system (read only), the session's folders at their own
+ * paths, the toolchains the person shares (read only) and a /tmp of its own
+ * with the private folder and the shared copies in it; pivots into it, drops
+ * every capability, restricts itself with Landlock and seccomp, proves the
+ * wall from inside, and then starts commands on request.
  * Every command is init's child, so every process the agent starts lives in
  * init's PID namespace and dies with it: when the session closes, or when the
  * host dies (the control socket closes), init kills everything and exits.
@@ -23,6 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -253,6 +258,100 @@ static void make_private(const struct ows__plan *p)
 	}
 }
 
+/* Writes `len` bytes to a new file at `path`, owner-only, for the account inside. */
+static void write_new(const struct ows__plan *p, const char *path, const char *data, size_t len,
+		      mode_t mode)
+{
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		ows__init_die(p, "create", path);
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			ows__init_die(p, "write", path);
+		off += (size_t)w;
+	}
+	if (!p->userns && fchown(fd, p->uid, p->gid) != 0)
+		ows__init_die(p, "chown", path);
+	close(fd);
+}
+
+/*
+ * The copies the person shares, into the private home, and an /etc/passwd
+ * whose entry for the account points at the private home, so that tools
+ * that ask the system for ~ (ssh does) find the copies, and nothing of the
+ * machine's other accounts is listed.
+ */
+static void write_shared(const struct ows__plan *p)
+{
+	char path[4096];
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const ows__file *f = &p->files[i];
+		path[0] = '\0';
+		ows__buf_add(path, sizeof(path), p->priv_home);
+		ows__buf_add(path, sizeof(path), "/");
+		ows__buf_add(path, sizeof(path), f->path);
+		/* The folders above an entry (.config for .config/gh) first. */
+		for (char *s = path + strlen(p->priv_home) + 1; (s = strchr(s, '/')); s++) {
+			*s = '\0';
+			if (mkdir(path, 0700) == 0 && !p->userns && chown(path, p->uid, p->gid) != 0)
+				ows__init_die(p, "chown", path);
+			*s = '/';
+		}
+		if (!f->dir) {
+			write_new(p, path, f->data, f->len, 0600);
+			continue;
+		}
+		if (mkdir(path, 0700) != 0 && errno != EEXIST)
+			ows__init_die(p, "mkdir", path);
+		if (!p->userns && chown(path, p->uid, p->gid) != 0)
+			ows__init_die(p, "chown", path);
+	}
+	if (!p->passwd)
+		return;
+	path[0] = '\0';
+	ows__buf_add(path, sizeof(path), p->priv_home);
+	ows__buf_add(path, sizeof(path), "/../.passwd");
+	write_new(p, path, p->passwd, strlen(p->passwd), 0644);
+	int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+	if (fd < 0 || mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof(ro)) != 0 ||
+	    move_mount(fd, "", AT_FDCWD, "/etc/passwd", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+		ows__init_die(p, "mount the sandbox's passwd", "/etc/passwd");
+	close(fd);
+}
+
+/*
+ * allowlist: the sandbox has a network namespace of its own with only
+ * loopback in it, and the one way out is a socket listening there on the
+ * proxy's port, handed to the host, whose proxy accepts from it.  A socket
+ * stays in the namespace it was made in: nothing else reaches the host.
+ */
+static void open_proxy_listener(const struct ows__plan *p)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = {0};
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0)
+		ows__init_die(p, "find loopback", NULL);
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0)
+		ows__init_die(p, "bring loopback up", NULL);
+	close(s);
+
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(p->proxy_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(l, 128) != 0)
+		ows__init_die(p, "listen for the proxy", NULL);
+	struct ows__msg m = {.type = OWS_MSG_LISTENER};
+	if (ows__send_fds(p->ctl, &m, &l, 1) != 0)
+		ows__init_die(p, "hand the proxy listener over", NULL);
+	close(l);
+}
+
 static __attribute__((noreturn)) void init_main(struct ows__plan *p)
 {
 	/* Dispositions the host ignored (SIGPIPE, often) would survive exec. */
@@ -275,6 +374,9 @@ static __attribute__((noreturn)) void init_main(struct ows__plan *p)
 	build_root(p);
 	if (p->private_dir)
 		make_private(p);
+	write_shared(p);
+	if (p->proxy_port)
+		open_proxy_listener(p);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int i = 0; null >= 0 && i < 3; i++)
 		dup2(null, i);
@@ -292,6 +394,7 @@ struct landlock_impl {
 	ows__ctl ctl;
 	ows__private pv;
 	ows__strv strings;      /* plan strings the host must keep until clone */
+	ows__share share;       /* what the person shares, until clone */
 };
 
 static const char *keep(struct landlock_impl *li, const char *s, ows_error *err)
@@ -444,10 +547,6 @@ static int plan_system(struct ows__plan *p, struct landlock_impl *li, ows_error 
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/tmp", .mode = "1777"}, err);
 	if (rc == 0)
 		rc = add_rule(p, "/tmp", all, err);
-	if (rc == 0)
-		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/run", .mode = "0755"}, err);
-	if (rc == 0)
-		rc = add_rule(p, "/run", OWS_LL_FS_READ_FILE | OWS_LL_FS_READ_DIR, err);
 
 	/* Name resolution in `open`: /etc/resolv.conf may point into /run. */
 	if (rc == 0 && p->net == OWS_NET_OPEN && lstat("/etc/resolv.conf", &st) == 0 &&
@@ -621,6 +720,35 @@ static int plan_support(struct ows__plan *p, const ows_policy *policy, ows_net n
 	return ows__seccomp_build(&p->seccomp, net, err);
 }
 
+/* Toolchain folders read-only at their own paths; copies and passwd for init. */
+static int plan_shared(struct ows__plan *p, struct landlock_impl *li, const char *user,
+		       ows_error *err)
+{
+	const ows__share *sh = &li->share;
+	for (size_t i = 0; i < sh->ro_dirs.len; i++) {
+		int rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = sh->ro_dirs.v[i],
+						       .dst = sh->ro_dirs.v[i]}, err);
+		if (rc == 0)
+			rc = add_rule(p, sh->ro_dirs.v[i], OWS_LL_FS_READ, err);
+		if (rc < 0)
+			return rc;
+	}
+	p->files = sh->files;
+	p->nfiles = sh->nfiles;
+	p->shared_env = sh->env.v;
+	char line[1024];
+	snprintf(line, sizeof(line),
+		 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+		 "%s:x:%u:%u::%s:/bin/sh\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		 user ? user : "sandbox", (unsigned)p->uid, (unsigned)p->gid, p->priv_home);
+	if (p->uid == 65534) /* nobody is the account itself: one line for it */
+		snprintf(line, sizeof(line),
+			 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+			 "nobody:x:65534:65534:nobody:%s:/bin/sh\n", p->priv_home);
+	return (p->passwd = keep(li, line, err)) ? 0 : OWS_ENOMEM;
+}
+
 /* ------------------------------------------------------------ host: probes */
 
 struct probes {
@@ -687,9 +815,11 @@ static int probes_open(struct probes *pb, struct ows__plan *p, struct landlock_i
 			pb->canary = NULL;
 		}
 	}
-	/* Beside the private folder: a place the sandbox has no view of. */
-	pb->unix_path = ows__asprintf(err, "%s/.owsandbox-probe-%s.sock",
-				      li->pv.root ? li->pv.root : "/tmp", id);
+	/* A place the sandbox has no view of; /dev/shm is memory, /tmp may be a slow disk. */
+	struct stat shm;
+	const char *dir = li->pv.root ? li->pv.root
+		: stat("/dev/shm", &shm) == 0 && (shm.st_mode & 01777) == 01777 ? "/dev/shm" : "/tmp";
+	pb->unix_path = ows__asprintf(err, "%s/.owsandbox-probe-%s.sock", dir, id);
 	if (!pb->unix_path)
 		return OWS_ENOMEM;
 	size_t n = strlen(pb->unix_path);
@@ -724,6 +854,7 @@ static int probes_open(struct probes *pb, struct ows__plan *p, struct landlock_i
 
 static void impl_free(struct landlock_impl *li)
 {
+	ows__share_free(&li->share);
 	ows__ctl_close(NULL, &li->ctl);
 	ows__private_remove(&li->pv, NULL);
 	ows__strv_free(&li->strings);
@@ -772,6 +903,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		return OWS_ENOMEM;
 	}
 	li->ctl.fd = -1;
+	li->ctl.listener = -1;
 	li->pv.lock_fd = -1;
 
 	if ((rc = plan_support(p, policy, s->net, err)) < 0 ||
@@ -794,28 +926,39 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 			goto fail;
 		}
 	}
-	if ((rc = plan_system(p, li, err)) < 0 ||
-	    (rc = plan_folders(p, li, policy, config->private_root ? priv : NULL, err)) < 0)
+	char path[256];
+	snprintf(path, sizeof(path), "%s/home", priv);
+	if (!(p->priv_home = keep(li, path, err))) {
+		rc = OWS_ENOMEM;
+		goto fail;
+	}
+	if ((rc = ows__share_collect(config, policy, home, p->priv_home, &li->share, err)) < 0 ||
+	    (rc = plan_system(p, li, err)) < 0 ||
+	    (rc = plan_folders(p, li, policy, config->private_root ? priv : NULL, err)) < 0 ||
+	    (rc = plan_shared(p, li, user, err)) < 0)
 		goto fail;
 	qsort(p->mounts, (size_t)p->nmounts, sizeof(p->mounts[0]), cmp_mount);
 	if ((rc = plan_skeleton(p, li, err)) < 0)
 		goto fail;
 
-	char *priv_home = ows__asprintf(err, "%s/home", priv);
 	char *priv_tmp = ows__asprintf(err, "%s/tmp", priv);
 	char *priv_cache = ows__asprintf(err, "%s/cache", priv);
-	ows__env_spec spec = {.home = priv_home, .tmp = priv_tmp, .cache = priv_cache,
+	ows__env_spec spec = {.home = p->priv_home, .tmp = priv_tmp, .cache = priv_cache,
 			      .user = user, .provider = "landlock",
 			      .host_env = (const char *const *)environ};
-	rc = priv_home && priv_tmp && priv_cache ? ows__env_build(policy, &spec, &s->env, err)
-						 : OWS_ENOMEM;
+	rc = priv_tmp && priv_cache ? ows__env_build(policy, &spec, &s->env, err) : OWS_ENOMEM;
 	free(priv_tmp);
 	free(priv_cache);
-	if (rc < 0) {
-		free(priv_home);
+	if (rc == 0)
+		rc = ows__env_add_share(&s->env, &li->share, err);
+	if (rc < 0 || !(s->default_cwd = ows__strdup(p->priv_home, err))) {
+		rc = rc < 0 ? rc : OWS_ENOMEM;
 		goto fail;
 	}
-	s->default_cwd = priv_home;
+	if (li->share.agent_text) {
+		s->agent_text = li->share.agent_text;
+		li->share.agent_text = NULL;
+	}
 	for (size_t i = 0; i < policy->nfolders; i++)
 		if (policy->folders[i].access == OWS_ACCESS_RW) {
 			char *cwd = ows__strdup(policy->folders[i].path, err);
@@ -846,6 +989,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		goto fail;
 	s->private_dir = ows__strdup(priv, err);
 	ows__strv_free(&li->strings);
+	ows__share_free(&li->share);
 	if (!s->private_dir) {
 		rc = OWS_ENOMEM;
 		goto fail;

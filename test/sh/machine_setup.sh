@@ -29,7 +29,11 @@ for tool in useradd userdel groupadd gpasswd nft setpriv runuser "$PY"; do
 		exit 0
 	fi
 done
-[ -x "$OWSBX" ] || { echo "1..0 # SKIP build owsbx first (make)"; exit 0; }
+[ -x "$OWSBX" ] && [ -x "$ROOT/owsbx-launch" ] ||
+	{ echo "1..0 # SKIP build owsbx and owsbx-launch first (make)"; exit 0; }
+# The same lock as test/user.sh: no other test snapshots /etc while ours is out.
+exec 9< /etc
+flock -w 600 9 || { echo "Bail out! cannot lock /etc for the account snapshot"; exit 255; }
 
 H=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
 C=owstest_c_$H
@@ -92,11 +96,12 @@ same() { # desc snapA snapB
 	[ $d = 0 ] && ok "$1" || not_ok "$1"
 }
 
-# The launcher under test is any small binary: the real one is built elsewhere.
-printf 'int main(void) { return 0; }\n' > "$W/launch.c"
-cc -o "$W/src-launch" "$W/launch.c"
-printf 'int main(void) { return 1; }\n' > "$W/launch2.c"
-cc -o "$W/src-launch2" "$W/launch2.c"
+# The real launcher, so that setup's proof runs for real; a second build differs by a
+# trailing byte (an ELF file ignores it); a broken one cannot prove anything.
+cp "$ROOT/owsbx-launch" "$W/src-launch"
+{ cat "$ROOT/owsbx-launch"; printf '\0'; } > "$W/src-launch2"
+printf 'int main(void) { return 1; }\n' > "$W/broken.c"
+cc -o "$W/src-broken" "$W/broken.c"
 cat > "$CFG" << EOF
 ; throwaway machine config for machine_setup.sh
 [sandbox]
@@ -155,32 +160,27 @@ snapshot "$SNAP/s_user"
 same "setup as a person changes nothing" "$SNAP/s1" "$SNAP/s_user"
 
 # ------------------------------------------------------------ setup
+# A launcher that cannot start a sandbox: setup does everything else, but the proof fails,
+# so the config is left alone and status says the wall is unproven.
+M setup --for-user "$P" --launcher-source "$W/src-broken" --yes > "$W/out" 2> "$W/err"
+rc=$?
+check "setup fails when the wall cannot be proved" [ $rc != 0 ]
+check "... says so, keeps the record and leaves the config" \
+	sh -c "grep -q 'could not be proved' '$W/err' && [ -f '$STATE/setup.json' ] && cmp -s '$CFG' '$W/config.orig'"
+M status --json > "$W/status.json"
+check "... and status fails the proof row" \
+	"$PY" -c 'import json,sys
+r=[r for r in json.load(open(sys.argv[1]))["rows"] if r["item"]=="proof"][0]
+sys.exit(0 if r["state"]=="fail" else 1)' "$W/status.json"
+
 M setup $SETUP_ARGS --yes > "$W/out" 2> "$W/err"
 rc=$?
-PROVEN=0
-if [ $rc = 0 ]; then
-	PROVEN=1
-	ok "setup proved the wall as both accounts"
-	check "the machine's config now chooses the account provider" \
-		grep -q "^provider = account" "$CFG"
-else
-	# The account provider is written in parallel: until it exists the
-	# proof cannot run, and setup must say so and fail, not pretend.
-	if grep -q "could not be proved" "$W/err" && [ -f "$STATE/setup.json" ] &&
-		cmp -s "$CFG" "$W/config.orig"; then
-		ok "setup fails when the wall cannot be proved, keeps the record, leaves the config"
-		head -1 "$W/err" | diag
-	else
-		not_ok "setup fails when the wall cannot be proved, keeps the record, leaves the config"
-		diag < "$W/err"
-	fi
-	M setup $SETUP_ARGS --yes --unproven-for-tests > "$W/out" 2> "$W/err"
-	check "setup --unproven-for-tests completes" [ $? = 0 ]
-	check "an unproven setup says so and leaves the config" \
-		sh -c "grep -q UNPROVEN '$W/out' && cmp -s '$CFG' '$W/config.orig'"
-fi
-UNPROVEN=""
-[ $PROVEN = 1 ] || UNPROVEN=--unproven-for-tests
+if [ $rc = 0 ]; then ok "setup proved the wall as both accounts"; else not_ok "setup proved the wall as both accounts"; diag < "$W/err"; fi
+check "the proof ran as both accounts" \
+	sh -c "grep -q 'proof (closed): [0-9]* of [0-9]* checks passed$' '$W/out' && grep -q 'proof (open): [0-9]* of [0-9]* checks passed$' '$W/out'"
+check "the machine's config now chooses the account provider" grep -q "^provider = account" "$CFG"
+check "the record says the proof passed" \
+	"$PY" -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["proof"]["passed"] else 1)' "$STATE/setup.json"
 
 check "closed account exists, system, nologin" \
 	sh -c "getent passwd $C | grep -q ':/nonexistent:/usr/sbin/nologin$'"
@@ -188,9 +188,20 @@ check "closed account is locked" sh -c "getent shadow $C | cut -d: -f2 | grep -q
 check "open account exists, nologin" sh -c "getent passwd $O | grep -q ':/usr/sbin/nologin$'"
 check "the person is in the group" sh -c "id -nG $P | tr ' ' '\n' | grep -qx $G"
 check "launcher is root:$G 4750" [ "$(stat -c '%a %U %G' "$LAUNCHER")" = "4750 root $G" ]
-check "sandboxes/ is 1771 root:$G" [ "$(stat -c '%a %U %G' "$STATE/sandboxes")" = "1771 root $G" ]
+check "sandboxes/ is 711 root:$G (only the launcher, as root, writes there)" [ "$(stat -c '%a %U %G' "$STATE/sandboxes")" = "711 root $G" ]
 check "journal/ is 1770 root:$G" [ "$(stat -c '%a %U %G' "$STATE/journal")" = "1770 root $G" ]
 check "the record is world-readable" [ "$(stat -c '%a %U' "$STATE/setup.json")" = "644 root" ]
+check "the launcher's record is 644 root:root" [ "$(stat -c '%a %U %G' "$LAUNCHER.conf")" = "644 root root" ]
+printf 'closed_uid=%s\nclosed_gid=%s\nopen_uid=%s\nopen_gid=%s\ngroup_gid=%s\nstate_dir=%s\n' \
+	"$(id -u "$C")" "$(id -g "$C")" "$(id -u "$O")" "$(id -g "$O")" \
+	"$(getent group "$G" | cut -d: -f3)" "$STATE" > "$W/conf.want"
+check "the launcher's record holds exactly the six keys it reads" \
+	sh -c "grep -v '^#' '$LAUNCHER.conf' | cmp -s - '$W/conf.want'"
+check "the setup record keeps the launcher record's hash" \
+	"$PY" -c 'import json,sys,hashlib
+r=json.load(open(sys.argv[1]))["launcher_conf"]
+sys.exit(0 if r["sha256"]==hashlib.sha256(open(sys.argv[2],"rb").read()).hexdigest() and r["created"] else 1)' \
+	"$STATE/setup.json" "$LAUNCHER.conf"
 CUID=$(id -u "$C")
 nft list table inet "$TABLE" > "$W/table" 2>&1
 check "the firewall table is keyed on the closed account's uid" grep -q "meta skuid $CUID jump closed" "$W/table"
@@ -202,12 +213,8 @@ for r in json.load(open(sys.argv[1]))["rows"]: print(r["item"].replace(" ","_"),
 M status --json > "$W/status.json"
 rc=$?
 status_rows "$W/status.json" > "$W/rows"
-if [ $PROVEN = 1 ]; then
-	check "status passes every row and exits 0" sh -c "[ $rc = 0 ] && ! grep -v ' ok' '$W/rows'"
-else
-	check "status: every row passes but the proof, exit 1" \
-		sh -c "[ $rc = 1 ] && [ \"\$(grep -v ' ok' '$W/rows' | cut -d' ' -f1)\" = proof ]"
-fi
+check "status passes every row and exits 0" sh -c "[ $rc = 0 ] && ! grep -v ' ok' '$W/rows'"
+check "status has a row for the launcher's record" grep -q "^launcher_record ok" "$W/rows"
 grep -v ' ok' "$W/rows" | diag
 
 r=$(machine_check)
@@ -218,7 +225,7 @@ check "the provider's check passes as the person, in the group" sh -c "echo '$r'
 # ------------------------------------------------------- twice: no change
 cp "$STATE/setup.json" "$W/record.1"
 snapshot "$SNAP/s_set"
-M setup $SETUP_ARGS --yes $UNPROVEN > "$W/out" 2> "$W/err"
+M setup $SETUP_ARGS --yes > "$W/out" 2> "$W/err"
 rc=$?
 check "setup again succeeds" [ $rc = 0 ]
 check "setup again has nothing to change" grep -q "Nothing to change" "$W/out"
@@ -227,7 +234,7 @@ snapshot "$SNAP/s_set2"
 same "setup again changes nothing on the machine" "$SNAP/s_set" "$SNAP/s_set2"
 
 sed "s/^group = $G\$/group = ${G}x/" "$CFG" > "$W/renamed.ini"
-"$OWSBX" machine sandbox setup --config "$W/renamed.ini" $SETUP_ARGS --yes $UNPROVEN > /dev/null 2> "$W/err"
+"$OWSBX" machine sandbox setup --config "$W/renamed.ini" $SETUP_ARGS --yes > /dev/null 2> "$W/err"
 check "a config that renames what setup recorded is refused" \
 	sh -c "[ $? != 0 ] && grep -q 'not the one setup recorded' '$W/err' && ! getent group ${G}x"
 
@@ -334,10 +341,10 @@ row_of() { # item -> "state fix"
 }
 FIX="sudo owsbx machine sandbox setup --config $CFG"
 repair() { # desc
-	M setup $SETUP_ARGS --yes $UNPROVEN > "$W/out" 2> "$W/err"
+	M setup $SETUP_ARGS --yes > "$W/out" 2> "$W/err"
 	rc=$?
 	M status --json > "$W/s.json" 2> /dev/null
-	status_rows "$W/s.json" | grep -v ' ok' | grep -v '^proof ' > "$W/bad"
+	status_rows "$W/s.json" | grep -v ' ok' > "$W/bad"
 	if [ $rc = 0 ] && [ ! -s "$W/bad" ]; then ok "$1"; else not_ok "$1"; diag < "$W/err"; diag < "$W/bad"; fi
 }
 
@@ -369,12 +376,23 @@ chmod 755 "$LAUNCHER"
 check "launcher mode wrong: status fails it" [ "$(row_of launcher)" = "fail $FIX" ]
 repair "setup repairs the launcher's mode"
 
-M setup --for-user "$P" --launcher-source "$W/src-launch2" --yes $UNPROVEN > /dev/null 2>&1
+M setup --for-user "$P" --launcher-source "$W/src-launch2" --yes > /dev/null 2>&1
 check "a new launcher build replaces the installed one" cmp -s "$LAUNCHER" "$W/src-launch2"
 cp "$W/src-launch" "$LAUNCHER"
 check "launcher content swapped: status fails it" [ "$(row_of launcher)" = "fail $FIX" ]
 repair "setup re-installs the launcher"
 check "the launcher is the given build again" cmp -s "$LAUNCHER" "$W/src-launch"
+
+echo "closed_uid=0" >> "$LAUNCHER.conf"
+check "launcher record edited: status fails it" [ "$(row_of launcher_record)" = "fail $FIX" ]
+r=$(machine_check "$P")
+has() { printf '%s' "$1" | grep -q "$2"; }
+check "launcher record edited: sessions are refused with the way to set up again" \
+	has "$r" "^OWS_ESETUP.*launcher.s record.*$FIX"
+repair "setup rewrites the launcher's record"
+rm -f "$LAUNCHER.conf"
+check "launcher record deleted: status fails it" [ "$(row_of launcher_record)" = "fail $FIX" ]
+repair "setup writes the launcher's record again"
 
 chmod 777 "$STATE/journal"
 check "journal mode wrong: status fails it" [ "$(row_of grant_journal)" = "fail $FIX" ]
@@ -399,7 +417,7 @@ r=$(row_of setup_record)
 check "a tampered record is detected" [ "$r" = "fail $FIX" ]
 M status 2> /dev/null | grep -q "does not match its checksum"
 check "status says the checksum does not match" [ $? = 0 ]
-M setup $SETUP_ARGS --yes $UNPROVEN > /dev/null 2> "$W/err"
+M setup $SETUP_ARGS --yes > /dev/null 2> "$W/err"
 check "setup refuses to work from a tampered record" sh -c "[ $? != 0 ] && grep -q checksum '$W/err'"
 M remove --yes > /dev/null 2> "$W/err"
 check "remove refuses to work from a tampered record" sh -c "[ $? != 0 ] && getent passwd $C > /dev/null"
@@ -408,16 +426,7 @@ cp "$W/record.good" "$STATE/setup.json"
 # --------------------------------------------------------------- remove
 RESIGN=$ROOT/test/helpers/record_resign.py
 check "the record's checksum is SHA-256 of its sorted compact form" "$PY" "$RESIGN" "$STATE/setup.json" verify
-# A proved setup chose the provider in the config; until the account provider
-# can pass the proof, write what setup writes and record it as setup does.
-fake_config_change() {
-	"$CHECK" ini-set "$CFG" sandbox provider account > "$W/cfg.new" && cp "$W/cfg.new" "$CFG" &&
-		"$PY" "$RESIGN" "$STATE/setup.json" set-config "$CFG" "$W/config.orig" "$CFG"
-}
-if [ $PROVEN = 0 ] && [ -n "$CHECK" ]; then
-	fake_config_change
-	check "(test setup) the config chooses the account provider" grep -q "^provider = account" "$CFG"
-fi
+check "(before remove) the config chooses the account provider" grep -q "^provider = account" "$CFG"
 echo n | M remove > /dev/null 2>&1
 check "remove asks, and no answer keeps the setup" [ -f "$STATE/setup.json" ]
 M remove --yes > "$W/out" 2> "$W/err"
@@ -436,23 +445,19 @@ check "status after remove exits 1" [ $? = 1 ]
 groupadd --system "$G"
 useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$O"
 snapshot "$SNAP/s2"
-M setup $SETUP_ARGS --yes --unproven-for-tests > "$W/out" 2> "$W/err"
+M setup $SETUP_ARGS --yes > "$W/out" 2> "$W/err"
 check "setup uses a group and an account that were there before" sh -c \
 	"[ $? = 0 ] && grep -q 'group $G exists already' '$W/out' && grep -q 'open account $O exists already' '$W/out'"
-if [ -n "$CHECK" ]; then
-	fake_config_change
-	echo "; a line the person added after setup" >> "$CFG"
-fi
+check "... and proves the wall with them" grep -q "^provider = account" "$CFG"
+echo "; a line the person added after setup" >> "$CFG"
 M remove --yes > /dev/null 2> "$W/err"
 check "remove after setup on pre-existing group and account succeeds" [ $? = 0 ]
 { cat "$W/config.orig"; echo "; a line the person added after setup"; } > "$W/cfg.want"
-if [ -n "$CHECK" ]; then
-	check "a config edited since setup: remove takes back only the provider line" cmp -s "$CFG" "$W/cfg.want"
-	cp "$W/config.orig" "$CFG"
-fi
+check "a config edited since setup: remove takes back only the provider line" cmp -s "$CFG" "$W/cfg.want"
+cp "$W/config.orig" "$CFG"
 snapshot "$SNAP/s2_rm"
 same "the pre-existing group and account stay, the person is taken out again" "$SNAP/s2" "$SNAP/s2_rm"
-check "the pre-existing group still exists" getent group "$G" > /dev/null
+check "the pre-existing group still exists" sh -c "getent group '$G' > /dev/null"
 userdel "$O"
 getent group "$G" > /dev/null && groupdel "$G"
 

@@ -1,0 +1,528 @@
+/*
+ * The `account` provider: the Windows design on Linux.
+ *
+ * Commands run as one of two hidden system accounts that setup created:
+ * the closed account (`none`, later `allowlist`), which an nftables table
+ * keyed on its uid confines to loopback ports 47800-47899, and the open
+ * account (`open`).  The person's session folders are granted to the
+ * account with POSIX ACL entries (ows_acl_grant), and revoked at close.
+ *
+ * The host stays the person.  It starts the setuid launcher (cli/launcher.c)
+ * with the control socket as descriptor 3, an empty environment and a closed
+ * set of arguments; the launcher's init becomes the account in a new PID
+ * and mount namespace, restricts itself with Landlock and seccomp, proves
+ * the wall and serves spawn requests over the same protocol as the
+ * landlock provider (init.c, ctl.c).  Closing the socket, or the host
+ * dying, ends every process of the session.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "init.h"
+
+extern char **environ;
+
+/* ------------------------------------------------------------ host state */
+
+struct account_impl {
+	ows__ctl ctl;
+	ows_config config;       /* a copy: the launcher's path and cleanup need it */
+	char *account;           /* the account's name */
+	ows__journal *journal;   /* the session's grants; NULL when it has no folder */
+};
+
+static int config_copy(ows_config *dst, const ows_config *src, ows_error *err)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->net = src->net;
+	char **const d[] = {&dst->path, &dst->provider, &dst->private_root, &dst->state_dir,
+			    &dst->root_runs_as, &dst->closed_user, &dst->open_user, &dst->group,
+			    &dst->launcher, &dst->nft_table};
+	const char *const s[] = {src->path, src->provider, src->private_root, src->state_dir,
+				 src->root_runs_as, src->closed_user, src->open_user, src->group,
+				 src->launcher, src->nft_table};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(d); i++)
+		if (s[i] && !(*d[i] = ows__strdup(s[i], err)))
+			return OWS_ENOMEM;
+	for (size_t i = 0; i < src->hosts.len; i++)
+		if (ows__strv_push(&dst->hosts, src->hosts.v[i], err) < 0)
+			return OWS_ENOMEM;
+	return 0;
+}
+
+/* Revokes every grant the session's journal lists, then removes the journal. */
+static int revoke_all(struct account_impl *ai, ows_error *err)
+{
+	ows__journal *j = ai->journal;
+	ai->journal = NULL;
+	return ows__journal_close(j, err);
+}
+
+/* Runs `launcher cleanup --session ID`: what a killed launcher left behind. */
+static void launcher_cleanup(struct account_impl *ai, ows_session *s)
+{
+	char *const argv[] = {"owsbx-launch", "cleanup", "--session", s->id, NULL};
+	char *const envp[] = {NULL};
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < 3 && null >= 0; i++)
+			dup2(null, i);
+		syscall(SYS_close_range, 3, ~0U, 0);
+		execve(ai->config.launcher, argv, envp);
+		_exit(127);
+	}
+	if (null >= 0)
+		close(null);
+	int st;
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
+static void impl_free(struct account_impl *ai, ows_session *s)
+{
+	if (!ai)
+		return;
+	int st = -1;
+	if (ai->ctl.fd >= 0)
+		close(ai->ctl.fd);
+	ai->ctl.fd = -1;
+	if (ai->ctl.pid > 0) {
+		while (waitpid(ai->ctl.pid, &st, 0) < 0 && errno == EINTR)
+			;
+		ai->ctl.pid = 0;
+		/* The launcher tidies up after its init; if it was stopped, ask again. */
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			launcher_cleanup(ai, s);
+	}
+	revoke_all(ai, NULL);
+	free(ai->account);
+	ows__config_release(&ai->config);
+	free(ai);
+}
+
+/* ---------------------------------------------------------------- probes */
+
+struct probes {
+	int in_fd, out_fd, abstract_fd;
+	int port_in, port_out;
+	char *canary;
+};
+
+static void probes_close(struct probes *pb)
+{
+	if (pb->in_fd >= 0)
+		close(pb->in_fd);
+	if (pb->out_fd >= 0)
+		close(pb->out_fd);
+	if (pb->abstract_fd >= 0)
+		close(pb->abstract_fd);
+	if (pb->canary)
+		unlink(pb->canary);
+	free(pb->canary);
+	pb->canary = NULL;
+	pb->in_fd = pb->out_fd = pb->abstract_fd = -1;
+}
+
+static int listen_tcp(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr = {.s_addr = htonl(INADDR_LOOPBACK)}};
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 4) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int port_of(int fd)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	return getsockname(fd, (struct sockaddr *)&sa, &len) == 0 ? ntohs(sa.sin_port) : 0;
+}
+
+/*
+ * What the proof reaches for: a file planted in the home, and for the
+ * closed account a listener inside 47800-47899 (must answer) and one
+ * outside (must not), plus an abstract socket (must stay out of reach).
+ */
+static int probes_open(struct probes *pb, const char *home, const char *id, bool closed,
+		       ows_error *err)
+{
+	if (home) {
+		pb->canary = ows__asprintf(err, "%s/.owsandbox-canary-%s", home, id);
+		if (!pb->canary)
+			return OWS_ENOMEM;
+		int fd = open(pb->canary, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			fchmod(fd, 0644); /* whatever the umask: the point is a readable file */
+			if (write(fd, id, strlen(id)) < 0) { /* the name alone still proves it */ }
+			close(fd);
+		} else {
+			free(pb->canary);
+			pb->canary = NULL;
+		}
+	}
+	if (closed) {
+		for (int port = 47899; port >= 47800 && pb->in_fd < 0; port--)
+			pb->in_fd = listen_tcp(port);
+		if (pb->in_fd < 0)
+			return ows__fail(err, OWS_EUNSUPPORTED, EADDRINUSE, "127.0.0.1:47800-47899",
+					 "free a port in 47800-47899", "cannot listen in the proxy range");
+		pb->port_in = port_of(pb->in_fd);
+		for (int tries = 0; tries < 8 && pb->out_fd < 0; tries++) {
+			pb->out_fd = listen_tcp(0);
+			int p = pb->out_fd >= 0 ? port_of(pb->out_fd) : 0;
+			if (p >= 47800 && p <= 47899) {
+				close(pb->out_fd);
+				pb->out_fd = -1;
+			}
+		}
+		if (pb->out_fd < 0)
+			return ows__fail_sys(err, "127.0.0.1", NULL, "cannot listen on loopback");
+		pb->port_out = port_of(pb->out_fd);
+	}
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "owsandbox-probe-%s", id);
+	pb->abstract_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (pb->abstract_fd >= 0 &&
+	    (bind(pb->abstract_fd, (struct sockaddr *)&sa,
+		  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0 ||
+	     listen(pb->abstract_fd, 1) != 0)) {
+		close(pb->abstract_fd);
+		pb->abstract_fd = -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- launch */
+
+static int cmp_folder(const void *a, const void *b)
+{
+	return strcmp(((const ows__folder *)a)->path, ((const ows__folder *)b)->path);
+}
+
+static int build_argv(ows__strv *av, const ows_policy *policy, const ows__folder *folders,
+		      const char *id, bool closed, const char *home, const struct probes *pb,
+		      ows_error *err)
+{
+	int rc = 0;
+	const char *fixed[] = {"owsbx-launch", "session", "--account", closed ? "closed" : "open",
+			       "--session", id};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(fixed) && rc == 0; i++)
+		rc = ows__strv_push(av, fixed[i], err);
+	for (size_t i = 0; i < policy->nfolders && rc == 0; i++) {
+		rc = ows__strv_push(av, folders[i].access == OWS_ACCESS_RW ? "--rw" : "--ro", err);
+		if (rc == 0)
+			rc = ows__strv_push(av, folders[i].path, err);
+	}
+	if (rc == 0 && home && (rc = ows__strv_push(av, "--home", err)) == 0)
+		rc = ows__strv_push(av, home, err);
+	if (rc == 0 && policy->has_limit[OWS_LIMIT_MEMORY_BYTES]) {
+		uint64_t mb = (policy->limit[OWS_LIMIT_MEMORY_BYTES] + (1 << 20) - 1) >> 20;
+		rc = ows__strv_pushf(av, err, "--memory-mb=%llu", (unsigned long long)mb);
+	}
+	if (rc == 0 && policy->has_limit[OWS_LIMIT_PROCESSES])
+		rc = ows__strv_pushf(av, err, "--processes=%llu",
+				     (unsigned long long)policy->limit[OWS_LIMIT_PROCESSES]);
+	if (rc == 0 && policy->has_limit[OWS_LIMIT_CPU_PERCENT])
+		rc = ows__strv_pushf(av, err, "--cpu-percent=%llu",
+				     (unsigned long long)policy->limit[OWS_LIMIT_CPU_PERCENT]);
+	if (rc == 0 && pb->port_in)
+		rc = ows__strv_pushf(av, err, "--port-in=%d", pb->port_in);
+	if (rc == 0 && pb->port_out)
+		rc = ows__strv_pushf(av, err, "--port-out=%d", pb->port_out);
+	const char *agent = getenv("SSH_AUTH_SOCK");
+	struct stat st;
+	if (rc == 0 && agent && agent[0] == '/' && strlen(agent) < 1000 &&
+	    lstat(agent, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    (rc = ows__strv_push(av, "--probe-socket", err)) == 0)
+		rc = ows__strv_push(av, agent, err);
+	if (rc < 0)
+		return rc;
+	/* "--opt=value" above reads better in code; the launcher takes two words. */
+	ows__strv split = {0};
+	for (size_t i = 0; i < av->len && rc == 0; i++) {
+		char *eq = strncmp(av->v[i], "--", 2) == 0 ? strchr(av->v[i], '=') : NULL;
+		if (!eq) {
+			rc = ows__strv_push(&split, av->v[i], err);
+			continue;
+		}
+		*eq = '\0';
+		rc = ows__strv_push(&split, av->v[i], err);
+		if (rc == 0)
+			rc = ows__strv_push(&split, eq + 1, err);
+	}
+	ows__strv_free(av);
+	*av = split;
+	return rc;
+}
+
+static int start_launcher(struct account_impl *ai, char *const argv[], ows_error *err)
+{
+	static char *const empty_env[] = {NULL};
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return ows__fail_sys(err, "socketpair", NULL, "cannot create the control socket");
+	/* Above 2, so that placing it on 3 in the child never clobbers stdio. */
+	int ctl = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	close(sv[1]);
+	if (ctl < 0 || null < 0) {
+		int rc = ows__fail_sys(err, "/dev/null", NULL, "cannot prepare the launcher");
+		close(sv[0]);
+		if (ctl >= 0)
+			close(ctl);
+		if (null >= 0)
+			close(null);
+		return rc;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* Nothing of the host but the control socket crosses into the launcher. */
+		if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 || dup2(ctl, 3) < 0)
+			_exit(127);
+		syscall(SYS_close_range, 4, ~0U, 0);
+		execve(ai->config.launcher, argv, empty_env);
+		_exit(127);
+	}
+	int saved = errno;
+	close(ctl);
+	close(null);
+	if (pid < 0) {
+		close(sv[0]);
+		errno = saved;
+		return ows__fail_sys(err, "fork", NULL, "cannot start the launcher");
+	}
+	ai->ctl.fd = sv[0];
+	ai->ctl.pid = pid;
+	return 0;
+}
+
+static int account_open(ows_session *s, const ows_policy *policy, const ows_config *config,
+			ows_error *err)
+{
+	struct probes pb = {.in_fd = -1, .out_fd = -1, .abstract_fd = -1};
+	ows__folder *folders = NULL;
+	ows__strv av = {0};
+	char *home = NULL;
+	int rc;
+
+	if (s->net == OWS_NET_ALLOWLIST)
+		return ows__fail(err, OWS_EUNSUPPORTED, 0, "network allowlist",
+				 "use --net none or --net open for now",
+				 "the allow-list proxy is not available in this version");
+	/* Never drop silently what the person chose to share. */
+	if (policy->credentials.len || policy->toolchains.len || config->cred_enabled.len ||
+	    config->toolchains.len)
+		return ows__fail(err, OWS_EUNSUPPORTED, 0, "credentials and toolchains",
+				 "use the landlock provider, or switch [credentials] and [toolchains] off",
+				 "the account provider does not share credentials or toolchains yet");
+	bool closed = s->net != OWS_NET_OPEN;
+	/* Never without the wall: a broken setup refuses, naming the command that repairs it. */
+	struct ows__machine setup;
+	if ((rc = ows__machine_check(config, &setup, err)) < 0)
+		return rc;
+
+	struct account_impl *ai = ows__calloc(1, sizeof(*ai), err);
+	if (!ai)
+		return OWS_ENOMEM;
+	ai->ctl.fd = -1;
+	ai->ctl.listener = -1;
+	if ((rc = config_copy(&ai->config, config, err)) < 0 ||
+	    !(ai->account = ows__strdup(closed ? setup.closed_user : setup.open_user, err))) {
+		rc = rc < 0 ? rc : OWS_ENOMEM;
+		goto fail;
+	}
+	/*
+	 * Grants a killed host left behind go first.  Cleanup touches only
+	 * journals whose lock is free, so live sessions keep theirs; what it
+	 * cannot revoke stays journaled for the next try and does not stop us.
+	 */
+	ows_machine_cleanup(config, NULL);
+	/* Journaled before granted: a host killed from here on leaves nothing for good. */
+	if (policy->nfolders && (rc = ows__journal_open(config, s->id, &ai->journal, err)) < 0)
+		goto fail;
+
+	struct passwd *me = getpwuid(getuid());
+	if (me && me->pw_dir && (home = realpath(me->pw_dir, NULL)) && strcmp(home, "/") == 0) {
+		free(home);
+		home = NULL;
+	}
+	if (home)
+		for (size_t i = 0; i < policy->nfolders; i++)
+			if ((rc = ows__check_folder_vs_home(policy->folders[i].path, home, err)) < 0)
+				goto fail;
+	/* A folder goes back into place after any folder above it. */
+	if (!(folders = ows__calloc(policy->nfolders + 1, sizeof(*folders), err))) {
+		rc = OWS_ENOMEM;
+		goto fail;
+	}
+	memcpy(folders, policy->folders, policy->nfolders * sizeof(*folders));
+	qsort(folders, policy->nfolders, sizeof(*folders), cmp_folder);
+
+	for (size_t i = 0; i < policy->nfolders; i++) {
+		const ows__folder *f = &folders[i];
+		rc = ows_acl_grant(config, s->id, ai->account, f->path, f->access,
+				   home ? home : f->path, err);
+		if (rc < 0)
+			goto fail;
+	}
+
+	char *priv = ows__asprintf(err, "%s/%s", setup.sandboxes_dir, s->id);
+	char *priv_home = priv ? ows__asprintf(err, "%s/home", priv) : NULL;
+	char *priv_tmp = priv ? ows__asprintf(err, "%s/tmp", priv) : NULL;
+	char *priv_cache = priv ? ows__asprintf(err, "%s/cache", priv) : NULL;
+	ows__env_spec spec = {.home = priv_home, .tmp = priv_tmp, .cache = priv_cache,
+			      .user = ai->account, .provider = "account",
+			      .host_env = (const char *const *)environ};
+	rc = priv_home && priv_tmp && priv_cache ? ows__env_build(policy, &spec, &s->env, err)
+						 : OWS_ENOMEM;
+	free(priv_tmp);
+	free(priv_cache);
+	s->private_dir = priv;
+	s->default_cwd = priv_home;
+	if (rc < 0)
+		goto fail;
+	for (size_t i = 0; i < policy->nfolders; i++)
+		if (policy->folders[i].access == OWS_ACCESS_RW) {
+			char *cwd = ows__strdup(policy->folders[i].path, err);
+			if (!cwd) {
+				rc = OWS_ENOMEM;
+				goto fail;
+			}
+			free(s->default_cwd);
+			s->default_cwd = cwd;
+			break;
+		}
+
+	if ((rc = probes_open(&pb, home, s->id, closed, err)) < 0 ||
+	    (rc = build_argv(&av, policy, folders, s->id, closed, home, &pb, err)) < 0 ||
+	    (rc = start_launcher(ai, av.v, err)) < 0)
+		goto fail;
+	rc = ows__ctl_receive_proof(s, &ai->ctl, "account", err);
+	probes_close(&pb);
+	if (rc == OWS_EVERIFY && closed && err) {
+		/* The firewall is the one piece a person cannot check: say how to restore it. */
+		char cmd[sizeof(err->hint)];
+		ows__machine_fix(config, cmd, sizeof(cmd));
+		int n = snprintf(err->hint, sizeof(err->hint), "is the firewall table gone? ");
+		size_t room = sizeof(err->hint) - (size_t)n;
+		snprintf(err->hint + n, room, "%.*s", (int)(room - 1), cmd);
+	}
+	if (rc < 0)
+		goto fail;
+	s->enforcement = "full";
+	s->impl = ai;
+	ows__strv_free(&av);
+	free(folders);
+	free(home);
+	return 0;
+fail:
+	probes_close(&pb);
+	impl_free(ai, s);
+	ows__strv_free(&av);
+	free(folders);
+	free(home);
+	return rc;
+}
+
+static int account_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
+			 char *const envp[], const char *cwd, const int stdio[3], ows_error *err)
+{
+	struct account_impl *ai = s->impl;
+	return ows__ctl_spawn(s, &ai->ctl, proc, argv, envp, cwd, stdio, err);
+}
+
+static int account_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err)
+{
+	struct account_impl *ai = s->impl;
+	return ows__ctl_wait(s, &ai->ctl, proc, timeout_ms, err);
+}
+
+static int account_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err)
+{
+	struct account_impl *ai = s->impl;
+	return ows__ctl_kill(s, &ai->ctl, proc, signo, err);
+}
+
+static int account_close(ows_session *s, ows_error *err)
+{
+	struct account_impl *ai = s->impl;
+	if (!ai)
+		return 0;
+	/* Init ends every process when the socket closes; the launcher then removes
+	 * the private folder and cgroups; the grants go last. */
+	int st = -1;
+	close(ai->ctl.fd);
+	ai->ctl.fd = -1;
+	if (ai->ctl.pid > 0) {
+		while (waitpid(ai->ctl.pid, &st, 0) < 0 && errno == EINTR)
+			;
+		ai->ctl.pid = 0;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			launcher_cleanup(ai, s);
+	}
+	ows__ctl_close(s, &ai->ctl); /* marks every handle as ended */
+	int rc = revoke_all(ai, err);
+	impl_free(ai, s);
+	s->impl = NULL;
+	return rc;
+}
+
+const ows__provider ows__account_provider = {
+	.name = "account",
+	.open = account_open,
+	.spawn = account_spawn,
+	.wait = account_wait,
+	.kill = account_kill,
+	.close = account_close,
+};
+
+bool ows__account_ready(const ows_config *config, char *why, size_t why_len)
+{
+	ows_config defaults;
+	ows_error e;
+	ows_error_clear(&e);
+	struct ows__machine m;
+	if (!config) {
+		if (ows__config_defaults(&defaults, NULL) < 0) {
+			snprintf(why, why_len, "out of memory");
+			return false;
+		}
+		config = &defaults;
+	}
+	/* Set up for this caller: the record, the accounts, the launcher, the group. */
+	bool ok = ows__machine_check(config, &m, &e) == 0;
+	if (ok && !m.proved) {
+		ok = false;
+		snprintf(why, why_len, "setup has not proved the wall yet: %s",
+			 "run `sudo owsbx machine sandbox setup` again");
+	} else if (ok) {
+		snprintf(why, why_len, "accounts %s and %s, setuid launcher %s; nftables by uid, "
+			 "ACL grants, Landlock and seccomp inside, own PID namespace",
+			 m.closed_user, m.open_user, m.launcher);
+	} else {
+		snprintf(why, why_len, "%s (%s): %s", e.what, e.where, e.hint);
+	}
+	if (config == &defaults)
+		ows__config_release(&defaults);
+	return ok;
+}

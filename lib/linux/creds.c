@@ -1,0 +1,466 @@
+/*
+ * Sharing on purpose: the catalog entries the machine switched on are read
+ * from the person's home, never opened for writing, and handed to the
+ * sandbox as copies for its private home; toolchain folders are offered
+ * read-only at their own paths.
+ *
+ * Reading is careful: every path is opened beneath the home, never through
+ * a link that leaves it; the home itself, sockets, devices and oversized
+ * files are refused with the reason.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "linux.h"
+
+#define SHARE_MAX_FILE (1u << 20)   /* one file */
+#define SHARE_MAX_TOTAL (16u << 20) /* everything shared with one session */
+#define SHARE_MAX_FILES 1024
+#define SHARE_MAX_DEPTH 8
+
+static int open_beneath(int homefd, const char *rel, int flags)
+{
+	/* openat2 refuses O_PATH with flags it would ignore. */
+	if (!(flags & O_PATH))
+		flags |= O_NOCTTY;
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	return (int)syscall(SYS_openat2, homefd, rel, &how, sizeof(how));
+}
+
+static int refuse(ows_error *err, const char *entry, const char *rel, const char *why,
+		  const char *hint)
+{
+	return ows__fail(err, OWS_EINVAL, 0, rel, hint, "cannot share %s: %s", entry, why);
+}
+
+static int add_file(ows__share *sh, const char *rel, char *data, size_t len, bool dir,
+		    ows_error *err)
+{
+	if (sh->nfiles >= SHARE_MAX_FILES) {
+		free(data);
+		return ows__fail(err, OWS_EINVAL, 0, rel, "share a smaller folder",
+				 "more than %d files to share", SHARE_MAX_FILES);
+	}
+	ows__file *more = realloc(sh->files, (sh->nfiles + 1) * sizeof(*more));
+	char *path = strdup(rel);
+	if (!more || !path) {
+		free(data);
+		free(path);
+		if (more)
+			sh->files = more;
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	}
+	sh->files = more;
+	sh->files[sh->nfiles++] = (ows__file){.path = path, .data = data, .len = len, .dir = dir};
+	sh->bytes += len;
+	return 0;
+}
+
+/* Reads an open regular file whole, within the limits. */
+static int read_all(int fd, const struct stat *st, const char *entry, const char *rel,
+		    ows__share *sh, ows_error *err)
+{
+	if ((size_t)st->st_size > SHARE_MAX_FILE)
+		return refuse(err, entry, rel, "the file is larger than 1 MiB",
+			      "share a smaller file, or leave this entry off");
+	if (sh->bytes + (size_t)st->st_size > SHARE_MAX_TOTAL)
+		return refuse(err, entry, rel, "everything shared would pass 16 MiB",
+			      "switch some entries off");
+	size_t cap = (size_t)st->st_size + 1, len = 0;
+	char *data = malloc(cap);
+	if (!data)
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	for (;;) {
+		ssize_t n = read(fd, data + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(data);
+			return ows__fail_sys(err, rel, NULL, "cannot read %s", entry);
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == cap) { /* it grew while we read: refuse rather than guess */
+			free(data);
+			return refuse(err, entry, rel, "the file changes while it is read", "try again");
+		}
+	}
+	return add_file(sh, rel, data, len, false, err);
+}
+
+static int collect(int homefd, const char *entry, const char *rel, int depth, bool top,
+		   ows__share *sh, ows_error *err);
+
+static int collect_dir(int homefd, int dfd, const char *entry, const char *rel, int depth,
+		       ows__share *sh, ows_error *err)
+{
+	int rc = add_file(sh, rel, NULL, 0, true, err);
+	if (rc < 0)
+		return rc;
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return ows__fail_sys(err, rel, NULL, "cannot list %s", entry);
+	}
+	struct dirent *e;
+	while (rc == 0 && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char child[4096];
+		if (snprintf(child, sizeof(child), "%s/%s", rel, e->d_name) >= (int)sizeof(child))
+			continue;
+		rc = collect(homefd, entry, child, depth + 1, false, sh, err);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int collect(int homefd, const char *entry, const char *rel, int depth, bool top,
+		   ows__share *sh, ows_error *err)
+{
+	if (depth > SHARE_MAX_DEPTH)
+		return refuse(err, entry, rel, "the folder is nested too deep", "share a smaller folder");
+	int fd = open_beneath(homefd, rel, O_RDONLY | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == EXDEV)
+			return refuse(err, entry, rel, "a link leads out of the home",
+				      "copy the file into the home, or leave this entry off");
+		if (errno == ENOENT && !top)
+			return 0; /* vanished while listed */
+		if (errno == ENXIO || errno == EOPNOTSUPP) {
+			if (top)
+				return refuse(err, entry, rel, "it is a socket",
+					      "share the files a tool reads, not its socket");
+			return 0; /* a socket in a folder (an ssh control socket): left out */
+		}
+		return ows__fail_sys(err, rel, NULL, "cannot read %s", entry);
+	}
+	struct stat st;
+	int rc = 0;
+	if (fstat(fd, &st) != 0)
+		rc = ows__fail_sys(err, rel, NULL, "cannot read %s", entry);
+	else if (S_ISREG(st.st_mode))
+		rc = read_all(fd, &st, entry, rel, sh, err);
+	else if (S_ISDIR(st.st_mode))
+		rc = collect_dir(homefd, fd, entry, rel, depth, sh, err);
+	else if (top)
+		rc = refuse(err, entry, rel, S_ISSOCK(st.st_mode) ? "it is a socket" : "it is not a file or folder",
+			    "share the files a tool reads");
+	/* else: a fifo or device inside a folder is left out */
+	close(fd);
+	return rc;
+}
+
+/* kubectl: the servers a kubeconfig names, as host:port patterns. */
+static int kube_hosts(const ows__share *sh, size_t from, ows__strv *hosts, ows_error *err)
+{
+	for (size_t i = from; i < sh->nfiles; i++) {
+		const char *s = sh->files[i].data, *end = s + sh->files[i].len;
+		while (s && s < end) {
+			const char *nl = memchr(s, '\n', (size_t)(end - s));
+			size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+			char line[1024];
+			snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), s);
+			char *k = strstr(line, "server:");
+			if (k) {
+				char *u = k + 7;
+				u += strspn(u, " \t\"'");
+				bool tls = strncmp(u, "https://", 8) == 0;
+				if (tls || strncmp(u, "http://", 7) == 0) {
+					u += tls ? 8 : 7;
+					size_t hl = strcspn(u, "/\"' \t\r");
+					u[hl] = '\0';
+					int rc = strchr(u, ':') && u[0] != '['
+						? ows__strv_push(hosts, u, err)
+						: ows__strv_pushf(hosts, err, "%s:%d", u, tls ? 443 : 80);
+					if (rc < 0)
+						return rc;
+				}
+			}
+			s = nl ? nl + 1 : NULL;
+		}
+	}
+	return 0;
+}
+
+static int add_hosts(ows__strv *hosts, const char *list, ows_error *err)
+{
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		char h[256];
+		snprintf(h, sizeof(h), "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)), p);
+		int rc = ows__strv_push(hosts, h, err);
+		if (rc < 0)
+			return rc;
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+static bool wanted(const ows__strv *subset, const char *name)
+{
+	if (!subset->len)
+		return true;
+	for (size_t i = 0; i < subset->len; i++)
+		if (strcmp(subset->v[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Toolchain bin folders a PATH needs when the host's PATH does not name them. */
+static const char *const toolchain_bins[][2] = {
+	{".cargo", ".cargo/bin"}, {".local/bin", ".local/bin"}, {"go", "go/bin"},
+	{".deno", ".deno/bin"}, {".bun", ".bun/bin"}, {".volta", ".volta/bin"},
+	{".pyenv", ".pyenv/shims"}, {".rbenv", ".rbenv/shims"}, {".local/pipx", ".local/bin"},
+};
+
+static int collect_toolchains(const ows_config *config, const ows_policy *policy,
+			      const char *home, int homefd, ows__share *sh, ows_error *err)
+{
+	for (size_t i = 0; i < config->toolchains.len; i++) {
+		const char *t = config->toolchains.v[i];
+		if (!wanted(&policy->toolchains, t))
+			continue;
+		char path[4096];
+		if (t[0] == '/')
+			snprintf(path, sizeof(path), "%s", t);
+		else
+			snprintf(path, sizeof(path), "%s/%s", home, t);
+		/* Offered only when present; a link out of the home is not followed. */
+		int fd = t[0] == '/' ? open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+				     : open_beneath(homefd, t, O_PATH | O_DIRECTORY);
+		if (fd < 0)
+			continue;
+		close(fd);
+		char *real = realpath(path, NULL);
+		if (!real)
+			continue;
+		int rc = ows__check_folder_vs_home(real, home, err);
+		if (rc == 0)
+			rc = ows__strv_push(&sh->ro_dirs, real, err);
+		free(real);
+		if (rc < 0)
+			return rc;
+		for (size_t b = 0; b < OWS__ARRAY_LEN(toolchain_bins); b++) {
+			if (strcmp(toolchain_bins[b][0], t) != 0)
+				continue;
+			struct stat st;
+			snprintf(path, sizeof(path), "%s/%s", home, toolchain_bins[b][1]);
+			if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+			    (rc = ows__strv_push(&sh->path_dirs, path, err)) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int ows__share_collect(const ows_config *config, const ows_policy *policy, const char *home,
+		       const char *priv_home, ows__share *sh, ows_error *err)
+{
+	memset(sh, 0, sizeof(*sh));
+	for (size_t i = 0; i < policy->credentials.len; i++)
+		if (!ows__cred_enabled(config, policy->credentials.v[i]))
+			return ows__fail(err, OWS_EINVAL, 0, policy->credentials.v[i],
+					 "the person switches entries on in the machine's config "
+					 "([credentials] enable)",
+					 "this credential is not shared on this machine");
+	if (!config->cred_enabled.len && !config->toolchains.len)
+		return 0;
+	if (!home)
+		return ows__fail(err, OWS_EINVAL, 0, "credentials", "run as an account with a home",
+				 "there is no home to share from");
+	int homefd = open(home, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (homefd < 0)
+		return ows__fail_sys(err, home, NULL, "cannot open the home");
+
+	int rc = 0;
+	ows__strv lets = {0};
+	for (size_t i = 0; rc == 0 && i < config->cred_enabled.len; i++) {
+		ows__cred c;
+		if (!ows__cred_find(config, config->cred_enabled.v[i], &c) ||
+		    !wanted(&policy->credentials, c.name))
+			continue;
+		struct stat st;
+		if (fstatat(homefd, c.path, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+			continue; /* not on this machine: nothing to share */
+		size_t from = sh->nfiles;
+		if ((rc = collect(homefd, c.name, c.path, 0, true, sh, err)) < 0)
+			break;
+		if (c.env)
+			rc = ows__strv_pushf(&sh->env, err, "%s=%s/%s", c.env, priv_home,
+					     c.env_leaf ? c.env_leaf : c.path);
+		if (rc == 0 && c.hosts)
+			rc = add_hosts(&sh->hosts, c.hosts, err);
+		for (size_t h = 0; rc == 0 && c.more_hosts && h < c.more_hosts->len; h++)
+			rc = ows__strv_push(&sh->hosts, c.more_hosts->v[h], err);
+		if (rc == 0 && strcmp(c.name, "kubectl") == 0)
+			rc = kube_hosts(sh, from, &sh->hosts, err);
+		if (rc == 0)
+			rc = ows__strv_push(&lets, c.lets, err);
+	}
+	if (rc == 0)
+		rc = collect_toolchains(config, policy, home, homefd, sh, err);
+	close(homefd);
+
+	/* The agent learns what it can do, never where a credential is kept. */
+	if (rc == 0 && (lets.len || sh->ro_dirs.len)) {
+		size_t cap = 64;
+		for (size_t i = 0; i < lets.len; i++)
+			cap += strlen(lets.v[i]) + 8;
+		cap += sh->ro_dirs.len * 24;
+		char *text = malloc(cap);
+		if (!text) {
+			rc = ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+		} else {
+			text[0] = '\0';
+			for (size_t i = 0; i < lets.len; i++) {
+				strcat(text, i ? "; " : "The person shared logins with this sandbox: you can ");
+				strcat(text, lets.v[i]);
+			}
+			if (lets.len)
+				strcat(text, ".");
+			if (sh->ro_dirs.len)
+				strcat(text, lets.len ? " The person's own toolchains are available read-only."
+						      : "The person's own toolchains are available read-only.");
+			sh->agent_text = text;
+		}
+	}
+	ows__strv_free(&lets);
+	if (rc < 0)
+		ows__share_free(sh);
+	return rc;
+}
+
+void ows__share_free(ows__share *sh)
+{
+	for (size_t i = 0; i < sh->nfiles; i++) {
+		free(sh->files[i].path);
+		free(sh->files[i].data);
+	}
+	free(sh->files);
+	ows__strv_free(&sh->env);
+	ows__strv_free(&sh->hosts);
+	ows__strv_free(&sh->ro_dirs);
+	ows__strv_free(&sh->path_dirs);
+	free(sh->agent_text);
+	memset(sh, 0, sizeof(*sh));
+}
+
+int ows__env_add_share(ows__strv *env, const ows__share *sh, ows_error *err)
+{
+	for (size_t i = 0; i < sh->env.len; i++) {
+		int rc = ows__strv_push(env, sh->env.v[i], err);
+		if (rc < 0)
+			return rc;
+	}
+	if (!sh->path_dirs.len)
+		return 0;
+	/* The toolchains' bin folders go first in PATH, unless it names them already. */
+	for (size_t i = 0; i < env->len; i++) {
+		if (strncmp(env->v[i], "PATH=", 5) != 0)
+			continue;
+		size_t cap = strlen(env->v[i]) + 2;
+		for (size_t d = 0; d < sh->path_dirs.len; d++)
+			cap += strlen(sh->path_dirs.v[d]) + 1;
+		char *path = malloc(cap);
+		if (!path)
+			return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+		strcpy(path, "PATH=");
+		for (size_t d = 0; d < sh->path_dirs.len; d++) {
+			const char *dir = sh->path_dirs.v[d];
+			size_t n = strlen(dir);
+			const char *old = env->v[i] + 5;
+			bool named = false;
+			for (const char *q = old; q && *q;) {
+				const char *c = strchr(q, ':');
+				size_t l = c ? (size_t)(c - q) : strlen(q);
+				named |= l == n && strncmp(q, dir, n) == 0;
+				q = c ? c + 1 : NULL;
+			}
+			if (!named) {
+				strcat(path, dir);
+				strcat(path, ":");
+			}
+		}
+		strcat(path, env->v[i] + 5);
+		free(env->v[i]);
+		env->v[i] = path;
+		break;
+	}
+	return 0;
+}
+
+int ows_catalog_json(const ows_config *config, char **out, ows_error *err)
+{
+	ows_config defaults;
+	int rc;
+	if (!out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "out is NULL");
+	*out = NULL;
+	if (!config) {
+		if ((rc = ows__config_defaults(&defaults, err)) < 0)
+			return rc;
+	}
+	const ows_config *c = config ? config : &defaults;
+	struct passwd *pw = getpwuid(getuid());
+	const char *home = pw ? pw->pw_dir : NULL;
+	int homefd = home ? open(home, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	json_t *entries = json_array();
+	ows__cred e;
+	for (size_t i = 0; ows__cred_at(c, i, &e); i++) {
+		struct stat st;
+		bool found = homefd >= 0 && fstatat(homefd, e.path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		json_t *hosts = json_array();
+		for (const char *h = e.hosts; h && *h;) {
+			const char *end = strchr(h, ',');
+			json_array_append_new(hosts, json_stringn(h, end ? (size_t)(end - h) : strlen(h)));
+			h = end ? end + 1 : NULL;
+		}
+		for (size_t k = 0; e.more_hosts && k < e.more_hosts->len; k++)
+			json_array_append_new(hosts, json_string(e.more_hosts->v[k]));
+		if (strcmp(e.name, "kubectl") == 0)
+			json_array_append_new(hosts, json_string("(the servers named in the kubeconfig)"));
+		json_array_append_new(entries,
+				      json_pack("{s:s, s:s, s:s, s:s, s:o, s:b, s:b, s:s?}", "name",
+						e.name, "label", e.label, "path", e.path, "kind",
+						e.credential ? "credential" : "configuration", "hosts",
+						hosts, "found", found, "shared",
+						ows__cred_enabled(c, e.name), "variable", e.env));
+	}
+	json_t *tools = json_array();
+	for (size_t i = 0; ows__toolchain_at(i); i++) {
+		const char *t = ows__toolchain_at(i);
+		struct stat st;
+		bool found = homefd >= 0 && fstatat(homefd, t, &st, 0) == 0 && S_ISDIR(st.st_mode);
+		bool on = false;
+		for (size_t k = 0; k < c->toolchains.len; k++)
+			on |= strcmp(c->toolchains.v[k], t) == 0;
+		json_array_append_new(tools, json_pack("{s:s, s:b, s:b}", "path", t, "found", found,
+						       "shared", on));
+	}
+	if (homefd >= 0)
+		close(homefd);
+	json_t *root = json_pack("{s:o, s:o}", "credentials", entries, "toolchains", tools);
+	*out = root ? json_dumps(root, JSON_COMPACT) : NULL;
+	json_decref(root);
+	if (!config)
+		ows__config_release(&defaults);
+	return *out ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+}

@@ -1,0 +1,114 @@
+/* The operating-system calls of the portable core, on Linux (see lib/platform.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform.h"
+
+extern char **environ;
+
+const char ows__plat_fopen_read[] = "re";
+
+const char *ows__plat_config_path(void) { return OWS_CONFIG_DEFAULT_PATH; }
+const char *ows__plat_state_dir(void) { return "/var/lib/owsandbox"; }
+const char *ows__plat_default_provider(void) { return "landlock"; }
+const char *ows__plat_provider_hint(void) { return "use landlock, account or direct"; }
+
+bool ows__plat_path_is_absolute(const char *path) { return path && path[0] == '/'; }
+bool ows__plat_is_sep(char c) { return c == '/'; }
+bool ows__plat_is_root(const char *path) { return strcmp(path, "/") == 0; }
+
+char *ows__plat_realpath(const char *path)
+{
+	return realpath(path, NULL);
+}
+
+bool ows__plat_is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *ows__plat_home_dir(void)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) != 0 || !res || !res->pw_dir)
+		return NULL;
+	return realpath(res->pw_dir, NULL);
+}
+
+const char *const *ows__plat_environ(void)
+{
+	return (const char *const *)environ;
+}
+
+int64_t ows__plat_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int ows__plat_random(void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = getrandom((char *)buf + got, n - got, 0);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+int ows__plat_open_append(const char *path)
+{
+	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+}
+
+int ows__plat_open_read(const char *path)
+{
+	return open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+int ows__plat_open_new(const char *path)
+{
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
+int ows__plat_write_all(int fd, const void *buf, size_t n)
+{
+	size_t off = 0;
+	while (off < n) {
+		ssize_t w = write(fd, (const char *)buf + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+int ows__plat_commit(int fd, unsigned mode)
+{
+	if (fchmod(fd, (mode_t)mode) < 0)
+		return -1;
+	return fsync(fd);
+}
+
+int ows__plat_replace(const char *from, const char *to)
+{
+	return rename(from, to);
+}

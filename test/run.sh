@@ -1,0 +1,177 @@
+#!/bin/bash
+# test/run.sh [TEST...]: run the unit tests (build/test/*, TAP) and the shell tests
+# (test/sh/*.sh, TAP, root only), each under a timeout; print each test's tally and the
+# failing lines; end with "N passed, N failed[, N skipped]" and exit non-zero when anything
+# failed. Afterwards, check the machine: no owstest_ user, no process of a test user, no
+# /tmp/owsandbox-<uid> of a test user, no /tmp/owstest-* folder, account files unchanged.
+# Anything left counts as a failure (and is cleaned up).
+#
+#   V=1 test/run.sh            show every TAP line
+#   OWSBX_SRC=/path/owsbx      the binary under test (default: ./owsbx of the repository)
+#   UNIT_TIMEOUT=60 SH_TIMEOUT=180
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 2
+V=${V:-0}
+UNIT_TIMEOUT=${UNIT_TIMEOUT:-60}
+SH_TIMEOUT=${SH_TIMEOUT:-180}
+PASSED=0 FAILED=0 SKIPPED=0
+
+WORK=$(mktemp -d /tmp/owsrun.XXXXXX) || exit 2
+export OWSTEST_LEDGER=$WORK/ledger
+: >"$OWSTEST_LEDGER"
+trap 'rm -rf "$WORK"' EXIT
+
+# Lines of test users in the account files and their backups (other people may add users
+# meanwhile: only ours count).
+machine_state() {
+	local f
+	for f in passwd group shadow gshadow subuid subgid; do
+		grep -H '^owstest_' "/etc/$f" "/etc/$f-" 2>/dev/null
+	done
+}
+STATE_BEFORE=$(machine_state)
+USERS_BEFORE=$(getent passwd | cut -d: -f1 | grep '^owstest_' | sort)
+TMP_BEFORE=$(find /tmp -maxdepth 1 -name 'owstest-*' 2>/dev/null | sort)
+
+# tally NAME FILE RC: count a TAP stream.
+tally() {
+	local name=$1 out=$2 rc=$3
+	local p f s plan n
+	p=$(grep -cE '^ok [0-9]+' "$out")
+	s=$(grep -cE '^ok [0-9]+ # SKIP' "$out")
+	f=$(grep -cE '^not ok [0-9]+' "$out")
+	p=$((p - s))
+	n=$((p + s + f))
+	plan=$(grep -E '^1\.\.[0-9]+' "$out" | tail -1 | sed 's/^1\.\.\([0-9]*\).*/\1/')
+	if grep -qE '^1\.\.0 # SKIP' "$out"; then
+		s=$((s + 1))
+		printf '%-28s skipped: %s\n' "$name" "$(sed -n 's/^1\.\.0 # SKIP //p' "$out")"
+	else
+		local why=""
+		if grep -q '^Bail out!' "$out"; then
+			why=$(grep -m1 '^Bail out!' "$out")
+		elif [ -z "$plan" ]; then
+			why="no plan (died after $n tests, rc $rc)"
+		elif [ "$plan" != "$n" ]; then
+			why="planned $plan, ran $n"
+		elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+			why="timed out"
+		elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+			why="exit status $rc with no failing test"
+		fi
+		[ -n "$why" ] && f=$((f + 1))
+		printf '%-28s %3d passed, %d failed, %d skipped%s\n' "$name" "$p" "$f" "$s" "${why:+  ($why)}"
+		if [ "$V" = 1 ]; then
+			sed 's/^/    /' "$out"
+		elif [ "$f" -gt 0 ]; then
+			# the failing lines and their diagnostics
+			awk '/^not ok/ {show=1; print "    " $0; next} /^#/ && show {print "    " $0; next} {show=0}' "$out"
+			[ -s "$out.err" ] && sed 's/^/    stderr: /' "$out.err" | tail -n 15
+		fi
+	fi
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	SKIPPED=$((SKIPPED + s))
+}
+
+run_one() {
+	local kind=$1 t=$2 name out rc
+	name=${t#"$ROOT"/}
+	out=$WORK/$(echo "$name" | tr '/' '_').tap
+	if [ "$kind" = unit ]; then
+		timeout -k 5 "$UNIT_TIMEOUT" "$t" >"$out" 2>"$out.err" </dev/null
+	else
+		timeout -k 10 "$SH_TIMEOUT" bash "$t" >"$out" 2>"$out.err" </dev/null
+	fi
+	rc=$?
+	tally "$name" "$out" "$rc"
+}
+
+if [ $# -gt 0 ]; then
+	TESTS=("$@")
+else
+	TESTS=()
+	for t in build/test/*; do [ -f "$t" ] && [ -x "$t" ] && TESTS+=("$t"); done
+	for t in test/sh/*.sh; do [ -f "$t" ] && TESTS+=("$t"); done
+fi
+
+for t in "${TESTS[@]}"; do
+	case "$t" in
+	*.sh)
+		if [ "$(id -u)" != 0 ]; then
+			printf '%-28s skipped: needs root (creates throwaway users)\n' "$t"
+			SKIPPED=$((SKIPPED + 1))
+			continue
+		fi
+		run_one sh "$t"
+		;;
+	*) run_one unit "$t" ;;
+	esac
+done
+
+# The machine after the tests.
+leftover() {
+	printf '%-28s LEFTOVER: %s\n' "machine check" "$1"
+	FAILED=$((FAILED + 1))
+}
+if [ "$(id -u)" = 0 ]; then
+	. "$ROOT/test/lib.sh" >/dev/null
+	. "$ROOT/test/user.sh"
+	while read -r name uid snap; do
+		[ -n "$name" ] || continue
+		dirty=0
+		if getent passwd "$name" >/dev/null; then
+			leftover "user $name still exists"
+			dirty=1
+		fi
+		# the uid may belong to someone else by now (uids are reused): then its processes
+		# and folders are not ours to judge or touch
+		owner=$(getent passwd "$uid" | cut -d: -f1)
+		if [ -z "$owner" ] || [ "$owner" = "$name" ]; then
+			live=""
+			for p in $(pgrep -u "$uid" 2>/dev/null); do
+				[ "$(awk '/^State:/ {print $2}' "/proc/$p/status" 2>/dev/null)" = Z ] && continue
+				live="$live $p($(cat "/proc/$p/comm" 2>/dev/null))"
+			done
+			if [ -n "$live" ]; then
+				leftover "processes of test uid $uid:$live"
+				dirty=1
+			fi
+			if [ -e "/tmp/owsandbox-$uid" ]; then
+				leftover "/tmp/owsandbox-$uid: $(find "/tmp/owsandbox-$uid" -maxdepth 1 | tr '\n' ' ')"
+				dirty=1
+			fi
+		fi
+		if [ -e "$snap" ]; then
+			leftover "the test of $name did not clean up (snapshot $snap still there)"
+			dirty=1
+		fi
+		if [ "$dirty" = 1 ]; then
+			if [ -z "$owner" ] || [ "$owner" = "$name" ]; then
+				owstest_rescue "$name" "$uid" "$snap"
+			else
+				rm -rf "$snap"
+			fi
+		fi
+	done <"$OWSTEST_LEDGER"
+	users_after=$(getent passwd | cut -d: -f1 | grep '^owstest_' | sort)
+	new_users=$(comm -13 <(echo "$USERS_BEFORE") <(echo "$users_after"))
+	[ -n "$new_users" ] && leftover "owstest_ users that appeared during the run: ${new_users//$'\n'/ } (not in this run's ledger: left alone)"
+	old_users=$(comm -12 <(echo "$USERS_BEFORE") <(echo "$users_after"))
+	[ -n "$old_users" ] && printf '%-28s note: owstest_ users from before this run: %s\n' "machine check" "${old_users//$'\n'/ }"
+	stray=$(comm -13 <(echo "$TMP_BEFORE") <(find /tmp -maxdepth 1 -name 'owstest-*' 2>/dev/null | sort))
+	if [ -n "$stray" ]; then
+		leftover "new temp folders: ${stray//$'\n'/ }"
+	fi
+	STATE_AFTER=$(machine_state)
+	added=$(diff <(echo "$STATE_BEFORE") <(echo "$STATE_AFTER") | grep '^> .' | grep -v -e "${new_users:-^$}" | tr '\n' ' ')
+	[ -n "$added" ] && leftover "test users' lines added to the account files: $added"
+fi
+
+if [ "$SKIPPED" -gt 0 ]; then
+	printf '%d passed, %d failed, %d skipped\n' "$PASSED" "$FAILED" "$SKIPPED"
+else
+	printf '%d passed, %d failed\n' "$PASSED" "$FAILED"
+fi
+[ "$FAILED" -eq 0 ]
