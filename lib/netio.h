@@ -26,6 +26,10 @@ typedef intptr_t ows__sock;
 #define OWS__AGAIN (-1000) /* would block */
 #define OWS__EOF 0
 
+/* Words for a negative code from this layer, or for a resolver (getaddrinfo) error. */
+OWS__HIDDEN const char *ows__net_strerror(int code);
+OWS__HIDDEN const char *ows__resolve_strerror(int gai);
+
 /* Once per proxy: raise the descriptor limit (each tunnel holds up to six). */
 OWS__HIDDEN int ows__net_init(ows_error *err);
 

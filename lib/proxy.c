@@ -492,7 +492,8 @@ static void connect_next(ows_proxy *px, conn *c, int64_t now)
 		}
 	}
 	char what[200];
-	snprintf(what, sizeof(what), "cannot connect (%s) to", strerror(last ? -last : ECONNREFUSED));
+	snprintf(what, sizeof(what), "cannot connect (%s) to",
+		 last ? ows__net_strerror(last) : "no address");
 	fail_upstream(c, 502, what);
 }
 
@@ -503,7 +504,7 @@ static void resolved(ows_proxy *px, conn *c, rjob *j, int64_t now)
 	if (j->gai != 0 || j->naddr == 0) {
 		char what[300];
 		snprintf(what, sizeof(what), "cannot resolve the name (%s) of",
-			 j->gai ? gai_strerror(j->gai) : "no address");
+			 j->gai ? ows__resolve_strerror(j->gai) : "no address");
 		fail_upstream(c, 502, what);
 		return;
 	}
@@ -903,7 +904,7 @@ static void on_connect_ready(ows_proxy *px, conn *c, int64_t now)
 		return;
 	}
 	char what[200];
-	snprintf(what, sizeof(what), "cannot connect (%s) to", strerror(e));
+	snprintf(what, sizeof(what), "cannot connect (%s) to", ows__net_strerror(e));
 	fail_upstream(c, 502, what);
 }
 

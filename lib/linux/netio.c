@@ -22,6 +22,16 @@
 
 #include "netio.h"
 
+const char *ows__net_strerror(int code)
+{
+	return strerror(code < 0 ? -code : code);
+}
+
+const char *ows__resolve_strerror(int gai)
+{
+	return gai_strerror(gai);
+}
+
 int ows__net_init(ows_error *err)
 {
 	/* Six descriptors per tunnel at most (two sockets, two pipes). */
