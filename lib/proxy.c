@@ -799,7 +799,8 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 					c->c_eof = true;
 				}
 			}
-			if (c->in_dirty) {
+			/* the next request waits until the last one is wholly sent */
+			if (c->in_dirty && !c->to_u.len && !ows__pump_pending(c->up)) {
 				c->in_dirty = false;
 				handle_request(px, c, now);
 				moved = true;
