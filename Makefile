@@ -144,7 +144,7 @@ WIN_CPPFLAGS = -Iinclude -Ilib -Ilib/win -Ilib/win/inih -I$(WIN_DEPS)/include \
 	       -DUNICODE -D_UNICODE -D_WIN32_WINNT=0x0A00 -D__USE_MINGW_ANSI_STDIO=1
 WIN_CFLAGS = -std=gnu11 $(WARN) -O2 -g
 WIN_SYSLIBS = -lnetapi32 -ladvapi32 -lfwpuclnt -lole32 -loleaut32 -lcrypt32 -lbcrypt \
-	      -lws2_32 -luuid -luserenv -lshell32
+	      -lws2_32 -luuid -luserenv -lshell32 -Wl,-Bstatic -lwinpthread -Wl,-Bdynamic
 WIN_LIBS = -L$(WIN_DEPS)/lib -ljansson -lmbedcrypto $(WIN_SYSLIBS)
 WIN_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/win/*.c))
 WIN_LIB_OBJS = $(WIN_LIB_SRCS:%.c=$(WIN_OUT)/%.o)

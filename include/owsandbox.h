@@ -386,7 +386,9 @@ typedef struct ows_proxy_options {
 	int port;                /* 0: the first free port in 47800-47899 */
 	/* Fields below were added later; 0 or NULL means the default. */
 	int max_conns;           /* client connections at once (4096); more get a 503 */
-	int idle_ms;             /* a connection with no traffic is closed (600000) */
+	int idle_ms;             /* a tunnel with no traffic is closed (3600000); plain
+	                            http connections wait at most 120000 between requests,
+	                            30000 for a request head */
 	int connect_timeout_ms;  /* resolving and connecting upstream, else 504 (15000) */
 	int response_timeout_ms; /* plain http: first response byte, else 504 (120000) */
 	/*

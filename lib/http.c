@@ -291,3 +291,116 @@ int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
 	}
 	return 1;
 }
+
+enum {
+	CH_SIZE0, CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF,
+	CH_TRAILER_START, CH_TRAILER_LINE, CH_TRAILER_LF, CH_END_LF, CH_DONE,
+};
+
+#define CH_LINE_MAX 4096
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+long ows__chunked_feed(ows__chunked *st, const char *buf, size_t len, bool *done)
+{
+	*done = false;
+	size_t i = 0;
+	while (i < len) {
+		char c = buf[i];
+		switch (st->state) {
+		case CH_SIZE0:
+		case CH_SIZE: {
+			int h = hexval(c);
+			if (h >= 0) {
+				if (++st->line > 15)
+					return -1;
+				st->left = st->left * 16 + (uint64_t)h;
+				st->state = CH_SIZE;
+			} else if (st->state == CH_SIZE && (c == ';' || c == ' ' || c == '\t')) {
+				st->state = CH_EXT;
+			} else if (st->state == CH_SIZE && c == '\r') {
+				st->state = CH_SIZE_LF;
+			} else {
+				return -1;
+			}
+			i++;
+			break;
+		}
+		case CH_EXT:
+			if (c == '\r')
+				st->state = CH_SIZE_LF;
+			else if (c == '\n' || ++st->line > CH_LINE_MAX)
+				return -1;
+			i++;
+			break;
+		case CH_SIZE_LF:
+			if (c != '\n')
+				return -1;
+			i++;
+			st->line = 0;
+			st->state = st->left ? CH_DATA : CH_TRAILER_START;
+			break;
+		case CH_DATA: {
+			size_t n = len - i < st->left ? len - i : (size_t)st->left;
+			i += n;
+			st->left -= n;
+			if (!st->left)
+				st->state = CH_DATA_CR;
+			break;
+		}
+		case CH_DATA_CR:
+			if (c != '\r')
+				return -1;
+			st->state = CH_DATA_LF;
+			i++;
+			break;
+		case CH_DATA_LF:
+			if (c != '\n')
+				return -1;
+			st->state = CH_SIZE0;
+			st->line = 0;
+			i++;
+			break;
+		case CH_TRAILER_START:
+			st->line = 0;
+			st->state = c == '\r' ? CH_END_LF : CH_TRAILER_LINE;
+			if (c == '\n')
+				return -1;
+			i++;
+			break;
+		case CH_TRAILER_LINE:
+			if (c == '\r')
+				st->state = CH_TRAILER_LF;
+			else if (c == '\n' || ++st->line > CH_LINE_MAX)
+				return -1;
+			i++;
+			break;
+		case CH_TRAILER_LF:
+			if (c != '\n')
+				return -1;
+			st->state = CH_TRAILER_START;
+			i++;
+			break;
+		case CH_END_LF:
+			if (c != '\n')
+				return -1;
+			st->state = CH_DONE;
+			i++;
+			*done = true;
+			return (long)i;
+		default:
+			*done = true;
+			return (long)i;
+		}
+	}
+	return (long)i;
+}

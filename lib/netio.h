@@ -26,6 +26,10 @@ typedef intptr_t ows__sock;
 #define OWS__AGAIN (-1000) /* would block */
 #define OWS__EOF 0
 
+/* Words for a negative code from this layer, or for a resolver (getaddrinfo) error. */
+OWS__HIDDEN const char *ows__net_strerror(int code);
+OWS__HIDDEN const char *ows__resolve_strerror(int gai);
+
 /* Once per proxy: raise the descriptor limit (each tunnel holds up to six). */
 OWS__HIDDEN int ows__net_init(ows_error *err);
 
@@ -72,6 +76,9 @@ OWS__HIDDEN void ows__loop_free(ows__loop *loop);
 OWS__HIDDEN int ows__loop_watch(ows__loop *loop, ows__sock s, void *ptr, bool add, bool rd,
 				bool wr);
 OWS__HIDDEN void ows__loop_forget(ows__loop *loop, ows__sock s);
+/* Closes a socket that may be watched (`watched`): one call on Linux, where
+ * closing is enough; a WSAPoll set would drop it first. */
+OWS__HIDDEN void ows__loop_close(ows__loop *loop, ows__sock s, bool watched);
 /* Up to `max` events; 0 after timeout_ms; negative on error. */
 OWS__HIDDEN int ows__loop_wait(ows__loop *loop, ows__event *ev, int max, int timeout_ms);
 /* Makes a waiting ows__loop_wait return (any thread). */
@@ -92,6 +99,8 @@ OWS__HIDDEN long ows__pump_fill(ows__pump **pp, ows__sock from, size_t max);
 /* Moves what the pump holds into `to`: bytes (>=0), OWS__AGAIN or a negative errno. */
 OWS__HIDDEN long ows__pump_drain(ows__pump *p, ows__sock to);
 OWS__HIDDEN size_t ows__pump_pending(const ows__pump *p);
+/* How much more a fill may take now (0: wait for a drain). */
+OWS__HIDDEN size_t ows__pump_room(const ows__pump *p);
 OWS__HIDDEN void ows__pump_free(ows__pump *p);
 
 /* --------------------------------------------------------------- tunnel */

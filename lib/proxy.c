@@ -40,8 +40,9 @@
 #define BLOCKED_MAX 1024
 #define HEAD_TIMEOUT_MS 30000
 #define LINGER_MS 2000
+#define HTTP_IDLE_MS 120000
 
-typedef enum { C_HEAD, C_WAIT, C_BODY, C_TUNNEL, C_CLOSING, C_LINGER } cstate_t;
+typedef enum { C_HEAD, C_WAIT, C_BODY, C_CHUNK, C_TUNNEL, C_CLOSING, C_LINGER } cstate_t;
 typedef enum { U_NONE, U_RESOLVING, U_CONNECTING, U_OPEN } ustate_t;
 
 struct conn;
@@ -70,6 +71,8 @@ typedef struct conn {
 	bool c_eof, u_eof, c_shut, u_shut, c_hup, u_hup;
 	bool in_dirty;     /* bytes in `in` not parsed yet */
 	int64_t body_left; /* -1: no limit (a tunnel) */
+	ows__chunked chunk; /* C_CHUNK: where the chunked body ends */
+	cstate_t after;    /* plain request: the state once the head is on its way */
 	bool is_connect;
 	char host[OWS__HOST_MAX];
 	int kind, port;
@@ -336,11 +339,8 @@ static void conn_close(ows_proxy *px, conn *c);
 
 static void upstream_reset(ows_proxy *px, conn *c)
 {
-	if (c->us != OWS__NOSOCK) {
-		if (c->u_reg)
-			ows__loop_forget(px->loop, c->us);
-		ows__sock_close(c->us);
-	}
+	if (c->us != OWS__NOSOCK)
+		ows__loop_close(px->loop, c->us, c->u_reg);
 	c->us = OWS__NOSOCK;
 	c->u_reg = c->u_rd_w = c->u_wr_w = false;
 	ows__pump_free(c->up);
@@ -361,9 +361,7 @@ static void conn_close(ows_proxy *px, conn *c)
 		return;
 	c->closed = true;
 	if (c->cs != OWS__NOSOCK) {
-		if (c->c_reg)
-			ows__loop_forget(px->loop, c->cs);
-		ows__sock_close(c->cs);
+		ows__loop_close(px->loop, c->cs, c->c_reg);
 		c->cs = OWS__NOSOCK;
 	}
 	bool resolving = c->ust == U_RESOLVING;
@@ -502,7 +500,8 @@ static void connect_next(ows_proxy *px, conn *c, int64_t now)
 		}
 	}
 	char what[200];
-	snprintf(what, sizeof(what), "cannot connect (%s) to", strerror(last ? -last : ECONNREFUSED));
+	snprintf(what, sizeof(what), "cannot connect (%s) to",
+		 last ? ows__net_strerror(last) : "no address");
 	fail_upstream(c, 502, what);
 }
 
@@ -513,7 +512,7 @@ static void resolved(ows_proxy *px, conn *c, rjob *j, int64_t now)
 	if (j->gai != 0 || j->naddr == 0) {
 		char what[300];
 		snprintf(what, sizeof(what), "cannot resolve the name (%s) of",
-			 j->gai ? gai_strerror(j->gai) : "no address");
+			 j->gai ? ows__resolve_strerror(j->gai) : "no address");
 		fail_upstream(c, 502, what);
 		return;
 	}
@@ -572,7 +571,7 @@ static void connected(ows_proxy *px, conn *c, int64_t now)
 		c->cst = C_TUNNEL;
 		c->body_left = -1;
 	} else {
-		c->cst = c->body_left > 0 ? C_BODY : C_HEAD;
+		c->cst = c->after;
 		c->awaiting = true;
 		c->deadline = now + px->response_timeout_ms;
 	}
@@ -608,17 +607,24 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 	char *head = NULL;
 	size_t head_len = 0;
 	if (!c->is_connect) {
-		if (req.chunked) {
-			ows__http_req_release(&req);
-			respond(c, 411, "Length Required", NULL,
-				"owsbx proxy: a chunked request body is not relayed over plain http://; "
-				"send Content-Length, or use https:// (CONNECT)\n");
-			return;
-		}
 		size_t take = 0;
-		if (req.content_length > 0)
+		c->after = C_HEAD;
+		if (req.chunked) {
+			bool done = false;
+			c->chunk = (ows__chunked){0};
+			long k = ows__chunked_feed(&c->chunk, c->in, c->in_len, &done);
+			if (k < 0) {
+				ows__http_req_release(&req);
+				respond(c, 400, "Bad Request", NULL,
+					"owsbx proxy: bad request: bad chunked framing\n");
+				return;
+			}
+			take = (size_t)k;
+			c->after = done ? C_HEAD : C_CHUNK;
+		} else if (req.content_length > 0) {
 			take = (uint64_t)req.content_length < c->in_len ? (size_t)req.content_length
 								      : c->in_len;
+		}
 		head_len = req.upstream_head_len + take;
 		head = malloc(head_len);
 		if (!head) {
@@ -632,6 +638,8 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 		c->in_len -= take;
 		c->in_dirty = c->in_len > 0;
 		c->body_left = req.content_length > 0 ? req.content_length - (int64_t)take : 0;
+		if (c->body_left > 0)
+			c->after = C_BODY;
 	}
 	ows__http_req_release(&req);
 
@@ -639,7 +647,7 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 	    c->u_port == c->port && strcmp(c->u_host, c->host) == 0 && !c->to_u.len) {
 		/* keep-alive to the same site: the checked request goes up now */
 		c->to_u = (outbuf){.d = head, .len = head_len};
-		c->cst = c->body_left > 0 ? C_BODY : C_HEAD;
+		c->cst = c->after;
 		c->awaiting = true;
 		c->deadline = now + px->response_timeout_ms;
 		return;
@@ -702,7 +710,7 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 					goto drop;
 				moved |= r > 0;
 			}
-			if (!ows__pump_pending(c->down) && !c->u_eof && u_rd) {
+			if (ows__pump_room(c->down) && !c->u_eof && u_rd) {
 				r = ows__pump_fill(&c->down, c->us, 1u << 20);
 				if (r > 0) {
 					moved = true;
@@ -731,7 +739,7 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 					goto drop;
 				moved |= r == 0;
 			}
-			if (!ows__pump_pending(c->up) && !c->to_u.len &&
+			if (ows__pump_room(c->up) && !c->to_u.len &&
 			    (c->cst == C_BODY || c->cst == C_TUNNEL) && !c->c_eof && c_rd &&
 			    c->body_left != 0) {
 				size_t max = c->body_left > 0 && c->body_left < (1 << 20)
@@ -755,6 +763,36 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 			}
 		}
 
+		if (c->cst == C_CHUNK && c->ust == U_OPEN && !c->to_u.len &&
+		    !ows__pump_pending(c->up)) {
+			/* chunked bodies pass through user space: their end must be seen */
+			if (!c->in_len && c_rd && !c->c_eof) {
+				if (!c->in && !(c->in = malloc(OWS__HTTP_HEAD_MAX)))
+					goto drop;
+				r = ows__sock_recv(c->cs, c->in, OWS__HTTP_HEAD_MAX);
+				if (r > 0)
+					c->in_len = (size_t)r;
+				else if (r == OWS__AGAIN)
+					c_rd = false;
+				else
+					c->c_eof = true;
+			}
+			if (c->in_len) {
+				bool done = false;
+				long k = ows__chunked_feed(&c->chunk, c->in, c->in_len, &done);
+				if (k < 0 || out_set(&c->to_u, c->in, (size_t)k) < 0)
+					goto drop; /* the request is half sent: nothing to answer */
+				memmove(c->in, c->in + k, c->in_len - (size_t)k);
+				c->in_len -= (size_t)k;
+				if (done) {
+					c->cst = C_HEAD;
+					c->in_dirty = c->in_len > 0;
+				}
+				moved = true;
+				continue;
+			}
+		}
+
 		if (c->cst == C_HEAD && !c->c_eof) {
 			if (c_rd && c->in_len < OWS__HTTP_HEAD_MAX) {
 				if (!c->in && !(c->in = malloc(OWS__HTTP_HEAD_MAX)))
@@ -769,7 +807,8 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 					c->c_eof = true;
 				}
 			}
-			if (c->in_dirty) {
+			/* the next request waits until the last one is wholly sent */
+			if (c->in_dirty && !c->to_u.len && !ows__pump_pending(c->up)) {
 				c->in_dirty = false;
 				handle_request(px, c, now);
 				moved = true;
@@ -782,13 +821,15 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 				ows__sock_shutdown_wr(c->us);
 				c->u_shut = true;
 			}
+			if (c->u_shut && c->u_eof && !ows__pump_pending(c->down) && !c->to_c.len)
+				goto drop; /* both ways done: no need to say so first */
 			if (c->u_eof && !ows__pump_pending(c->down) && !c->to_c.len && !c->c_shut) {
 				ows__sock_shutdown_wr(c->cs);
 				c->c_shut = true;
 			}
 			if (c->u_shut && c->c_shut)
 				goto drop;
-		} else if (c->cst == C_HEAD || c->cst == C_BODY) {
+		} else if (c->cst == C_HEAD || c->cst == C_BODY || c->cst == C_CHUNK) {
 			if (c->ust == U_OPEN && c->u_eof && c->awaiting) {
 				fail_upstream(c, 502, "no answer (the connection closed) from");
 				continue;
@@ -796,7 +837,7 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 			if (c->ust == U_OPEN && c->u_eof && !ows__pump_pending(c->down) && !c->to_c.len)
 				goto drop; /* the response ended with its connection */
 			if (c->c_eof) {
-				if (c->cst == C_BODY || c->ust != U_OPEN)
+				if (c->cst != C_HEAD || c->ust != U_OPEN)
 					goto drop;
 				if (!c->u_shut) {
 					ows__sock_shutdown_wr(c->us);
@@ -840,14 +881,15 @@ static void watch(ows_proxy *px, conn *c)
 	bool up_idle = !ows__pump_pending(c->up) && !c->to_u.len;
 	bool crd = !c->c_eof &&
 		   ((c->cst == C_HEAD && c->in_len < OWS__HTTP_HEAD_MAX) || c->cst == C_LINGER ||
-		    ((c->cst == C_BODY || c->cst == C_TUNNEL) && c->ust == U_OPEN && up_idle &&
-		     c->body_left != 0));
+		    (c->cst == C_CHUNK && c->ust == U_OPEN && up_idle && !c->in_len) ||
+		    ((c->cst == C_BODY || c->cst == C_TUNNEL) && c->ust == U_OPEN && !c->to_u.len &&
+		     ows__pump_room(c->up) && c->body_left != 0));
 	bool cwr = c->to_c.len || ows__pump_pending(c->down);
 	bool urd = false, uwr = false;
 	if (c->ust == U_CONNECTING) {
 		uwr = true;
 	} else if (c->ust == U_OPEN) {
-		urd = !c->u_eof && !c->to_c.len && !ows__pump_pending(c->down) &&
+		urd = !c->u_eof && !c->to_c.len && ows__pump_room(c->down) &&
 		      c->cst != C_CLOSING && c->cst != C_LINGER;
 		uwr = !up_idle;
 	}
@@ -862,9 +904,7 @@ static void on_connect_ready(ows_proxy *px, conn *c, int64_t now)
 		connected(px, c, now);
 		return;
 	}
-	if (c->u_reg)
-		ows__loop_forget(px->loop, c->us);
-	ows__sock_close(c->us);
+	ows__loop_close(px->loop, c->us, c->u_reg);
 	c->us = OWS__NOSOCK;
 	c->u_reg = c->u_hup = false;
 	c->ust = U_NONE;
@@ -873,7 +913,7 @@ static void on_connect_ready(ows_proxy *px, conn *c, int64_t now)
 		return;
 	}
 	char what[200];
-	snprintf(what, sizeof(what), "cannot connect (%s) to", strerror(e));
+	snprintf(what, sizeof(what), "cannot connect (%s) to", ows__net_strerror(e));
 	fail_upstream(c, 502, what);
 }
 
@@ -969,7 +1009,9 @@ static void sweep(ows_proxy *px, int64_t now)
 		}
 		int idle = px->idle_ms;
 		if (c->cst == C_HEAD && c->ust == U_NONE && idle > HEAD_TIMEOUT_MS)
-			idle = HEAD_TIMEOUT_MS;
+			idle = HEAD_TIMEOUT_MS; /* a request head is slow to come */
+		else if (c->cst != C_TUNNEL && idle > HTTP_IDLE_MS)
+			idle = HTTP_IDLE_MS;    /* a keep-alive connection between requests */
 		if (c->cst != C_WAIT && !c->deadline && now - c->last_ms > idle)
 			conn_close(px, c);
 	}
@@ -1110,7 +1152,7 @@ int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *e
 	pthread_cond_init(&px->rcond, NULL);
 	px->ls = OWS__NOSOCK;
 	px->max_conns = HAS(opts, max_conns) && opts->max_conns > 0 ? opts->max_conns : 4096;
-	px->idle_ms = HAS(opts, idle_ms) && opts->idle_ms > 0 ? opts->idle_ms : 600000;
+	px->idle_ms = HAS(opts, idle_ms) && opts->idle_ms > 0 ? opts->idle_ms : 3600000;
 	px->connect_timeout_ms =
 		HAS(opts, connect_timeout_ms) && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms
 									       : 15000;

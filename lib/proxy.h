@@ -76,6 +76,24 @@ OWS__HIDDEN bool ows__pattern_match(const ows__pattern *p, const char *host, int
  */
 OWS__HIDDEN int ows__site_check(const char *text, ows_error *err);
 
+/* ----------------------------------------------------- client environment */
+
+/*
+ * The variables that point the common tools at the proxy on 127.0.0.1:port
+ * (curl, wget, git, pip, npm/yarn, cargo, Go, Node 24+, Java, ssh through
+ * `ssh_tunnel_cmd`), as NAME=VALUE appended to *out.  `ssh_tunnel_cmd` is the
+ * ProxyCommand for ssh with %h %p (e.g. "/path/owsbx connect %h %p"); NULL
+ * leaves GIT_SSH_COMMAND alone.
+ */
+OWS__HIDDEN int ows__proxy_env(int port, const char *ssh_tunnel_cmd, ows__strv *out,
+			       ows_error *err);
+/*
+ * True for a host variable that would point a tool elsewhere (another proxy,
+ * a NO_PROXY exemption, a proxy command) and must not pass into an allowlist
+ * sandbox.  Case-insensitive.
+ */
+OWS__HIDDEN bool ows__proxy_env_is_ours(const char *name, size_t len);
+
 /* ------------------------------------------------------------ named groups */
 
 /*
@@ -135,5 +153,23 @@ typedef struct ows__http_req {
  */
 OWS__HIDDEN int ows__http_parse(const char *buf, size_t len, ows__http_req *req);
 OWS__HIDDEN void ows__http_req_release(ows__http_req *req);
+
+/*
+ * Where a chunked request body ends, so that the next request on the
+ * connection is read as a request (and checked), not relayed as body bytes.
+ * The body is relayed as it came, framing and trailers included.
+ */
+typedef struct ows__chunked {
+	int state;
+	uint64_t left;   /* bytes of chunk data still to come */
+	unsigned line;   /* bytes of the current size, extension or trailer line */
+} ows__chunked;
+
+/*
+ * Feeds body bytes; returns how many belong to the body (all of them unless
+ * it ended: then *done is set and the rest is the next request), or -1 when
+ * the framing is bad.
+ */
+OWS__HIDDEN long ows__chunked_feed(ows__chunked *st, const char *buf, size_t len, bool *done);
 
 #endif /* OWS_PROXY_INTERNAL_H */

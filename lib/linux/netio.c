@@ -22,6 +22,16 @@
 
 #include "netio.h"
 
+const char *ows__net_strerror(int code)
+{
+	return strerror(code < 0 ? -code : code);
+}
+
+const char *ows__resolve_strerror(int gai)
+{
+	return gai_strerror(gai);
+}
+
 int ows__net_init(ows_error *err)
 {
 	/* Six descriptors per tunnel at most (two sockets, two pipes). */
@@ -241,6 +251,13 @@ void ows__loop_forget(ows__loop *l, ows__sock s)
 	epoll_ctl(l->ep, EPOLL_CTL_DEL, (int)s, NULL);
 }
 
+void ows__loop_close(ows__loop *l, ows__sock s, bool watched)
+{
+	(void)l;
+	(void)watched; /* the last close of a descriptor leaves epoll by itself */
+	close((int)s);
+}
+
 int ows__loop_wait(ows__loop *l, ows__event *out, int max, int timeout_ms)
 {
 	struct epoll_event evs[256];
@@ -277,15 +294,29 @@ void ows__loop_wake(ows__loop *l)
 
 /* ------------------------------------------------------------------ pump */
 
+#define OWS__PIPE_BIG (1 << 20)
+
 struct ows__pump {
 	int pipe[2];
 	size_t pending;
+	size_t cap;  /* the pipe's size */
+	bool full;   /* a fill found no room (slots, not bytes, ran out) */
+	bool grown;
 };
 
 long ows__pump_fill(ows__pump **pp, ows__sock from, size_t max)
 {
 	ows__pump *p = *pp;
 	if (!p) {
+		/* No pipe until the first byte: most short-lived tunnels and every
+		 * idle one would make a pipe only to read an end of file. */
+		char b;
+		ssize_t k = recv((int)from, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (k == 0)
+			return OWS__EOF;
+		if (k < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? OWS__AGAIN
+										     : -errno;
 		p = calloc(1, sizeof(*p));
 		if (!p)
 			return -ENOMEM;
@@ -294,17 +325,31 @@ long ows__pump_fill(ows__pump **pp, ows__sock from, size_t max)
 			free(p);
 			return -e;
 		}
+		p->cap = 65536;
 		*pp = p;
 	}
-	if (max > (1u << 20))
-		max = 1u << 20;
+	if (max > p->cap - p->pending)
+		max = p->cap - p->pending;
+	if (max == 0)
+		return OWS__AGAIN;
 	ssize_t n = splice((int)from, NULL, p->pipe[1], NULL, max, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 	if (n > 0) {
+		/* A direction that fills the pipe is a bulk transfer: a larger pipe
+		 * halves the system calls per byte.  Idle tunnels keep the default
+		 * (pipe pages count against the user's pipe limit). */
+		if (!p->grown && (size_t)n >= 65536) {
+			p->grown = true;
+			int sz = fcntl(p->pipe[1], F_SETPIPE_SZ, OWS__PIPE_BIG);
+			if (sz > 0)
+				p->cap = (size_t)sz;
+		}
 		p->pending += (size_t)n;
 		return (long)n;
 	}
 	if (n == 0)
 		return OWS__EOF;
+	if (errno == EAGAIN && p->pending > 0)
+		p->full = true; /* maybe the socket is empty, maybe the pipe: wait for a drain */
 	return errno == EAGAIN || errno == EINTR ? OWS__AGAIN : -errno;
 }
 
@@ -316,6 +361,7 @@ long ows__pump_drain(ows__pump *p, ows__sock to)
 			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 	if (n > 0) {
 		p->pending -= (size_t)n;
+		p->full = false;
 		return (long)n;
 	}
 	if (n == 0)
@@ -326,6 +372,15 @@ long ows__pump_drain(ows__pump *p, ows__sock to)
 size_t ows__pump_pending(const ows__pump *p)
 {
 	return p ? p->pending : 0;
+}
+
+size_t ows__pump_room(const ows__pump *p)
+{
+	if (!p)
+		return 1u << 20;
+	if (p->full || p->pending >= p->cap)
+		return 0;
+	return p->cap - p->pending;
 }
 
 void ows__pump_free(ows__pump *p)

@@ -88,14 +88,36 @@ static void fuzz_pattern(const char *buf, size_t len)
 	CHECK(!ows__pattern_match(&p, p.host, p.kind, p.port == 1 ? 2 : p.port - 1));
 }
 
+/* Chunk framing: fed whole or in two pieces, the same bytes belong to the body. */
+static void fuzz_chunked(const char *buf, size_t len)
+{
+	ows__chunked a = {0}, b = {0};
+	bool da = false, db = false;
+	long ka = ows__chunked_feed(&a, buf, len, &da);
+	CHECK(ka <= (long)len);
+	size_t cut = len / 2;
+	long k1 = ows__chunked_feed(&b, buf, cut, &db);
+	long kb = k1;
+	if (k1 >= 0 && !db) {
+		long k2 = ows__chunked_feed(&b, buf + cut, len - cut, &db);
+		kb = k2 < 0 ? -1 : k1 + k2;
+	}
+	if (ka >= 0 && kb >= 0)
+		CHECK(ka == kb && da == db);
+	else
+		CHECK(ka < 0 && kb < 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size == 0)
 		return 0;
-	/* the first byte picks the target, so one corpus serves both */
+	/* the first byte picks the target, so one corpus serves all */
 	const char *buf = (const char *)data + 1;
-	if (data[0] & 1)
+	if ((data[0] & 3) == 1 || (data[0] & 3) == 3)
 		fuzz_pattern(buf, size - 1);
+	else if ((data[0] & 3) == 2)
+		fuzz_chunked(buf, size - 1);
 	else
 		fuzz_request(buf, size - 1);
 	char h[OWS__HOST_MAX];

@@ -50,8 +50,17 @@ class H(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *a): pass
     def do_POST(self):
-        n = int(self.headers.get("Content-Length", 0))
-        body = b"got " + self.rfile.read(n)
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            data = b""
+            while True:
+                n = int(self.rfile.readline().split(b";")[0], 16)
+                if n == 0:
+                    while self.rfile.readline() not in (b"\r\n", b""): pass
+                    break
+                data += self.rfile.read(n); self.rfile.readline()
+        else:
+            data = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = b"got %d bytes: " % len(data) + data[:9]
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -82,6 +91,8 @@ threading.Event().wait()
 PY
 mkdir -p "$TMP/www"
 echo "hello from upstream" >"$TMP/www/index.html"
+mkfifo "$TMP/never"
+exec {NEVER}<>"$TMP/never"
 git init -q --bare "$TMP/www/repo.git"
 git clone -q "$TMP/www/repo.git" "$TMP/src" 2>/dev/null
 (cd "$TMP/src" && echo readme >README && git add README && git -c user.name=t -c user.email=t@t commit -qm one && git push -q origin HEAD:master) 2>/dev/null
@@ -126,7 +137,10 @@ is "$out" "hello from upstream" "curl: a listed site over plain http"
 out=$($C -p "http://UP.test.:$WEB/index.html" 2>&1)
 is "$out" "hello from upstream" "curl: a listed site through a CONNECT tunnel, name normalised"
 out=$($C -d 'some body' "http://up.test:$WEB/post" 2>&1)
-is "$out" "got some body" "curl: a POST body is relayed"
+is "$out" "got 9 bytes: some body" "curl: a POST body is relayed"
+head -c 3000000 /dev/zero | tr '\0' 'y' >"$TMP/big"
+out=$($C -H 'Transfer-Encoding: chunked' --data-binary @"$TMP/big" "http://up.test:$WEB/post" 2>&1)
+is "$out" "got 3000000 bytes: yyyyyyyyy" "curl: a 3 MB chunked POST body is relayed"
 
 out=$($C -i "http://example.com/" 2>&1)
 like "$out" "^HTTP/1.1 403" "an unlisted site gets 403"
@@ -183,10 +197,13 @@ def ask(url):
     return status
 print(ask("http://up.test:%s/index.html" % web))
 print(ask("http://up.test:%s/index.html" % web))
+s.sendall(("POST http://up.test:%s/p HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+           "3\r\nabc\r\n0\r\n\r\n" % web).encode())
+print(f.readline().decode().strip()); [f.readline() for _ in range(3)]; f.read(len("got 3 bytes: abc"))
 print(ask("http://blocked.test/"))
 PY
 )
-like "$out" "200 OK.*200 OK.*403 Forbidden" "keep-alive: two allowed requests, then a refused one on the same connection"
+like "$out" "200 OK.*200 OK.*200 OK.*403 Forbidden" "keep-alive: two GETs, a chunked POST, then a refused request on the same connection"
 out=$(curl -sS -v --max-time 10 -x "$PX" "http://up.test:$WEB/index.html" "http://evil.test/" 2>&1)
 like "$out" "hello from upstream.*X-Owsbx-Blocked: evil.test:80" "curl: a second URL on a reused connection is checked"
 
@@ -271,6 +288,26 @@ like "$json" '"first_ms":[0-9]+,"last_ms":[0-9]+,"reason":"not listed"' "with fi
 json=$(ask blocked "$T1")
 like "$json" '^\[\{"host":"late.test","port":80,[^]]*\}\]$' "blocked since a time: only what was refused after it"
 exec {HOST[1]}>&-
+
+# bounded connections: the third of two allowed gets a 503
+"$TMP/proxy_host" --max-conns 2 <"$TMP/never" >"$TMP/mc.port" 2>/dev/null &
+PIDS+=($!)
+for _ in $(seq 50); do [ -s "$TMP/mc.port" ] && break; sleep 0.1; done
+MC=$(cat "$TMP/mc.port")
+out=$($PY - "$MC" <<'PY'
+import socket, sys, time
+p = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", p)) for _ in range(2)]
+time.sleep(0.3)
+third = socket.create_connection(("127.0.0.1", p))
+third.settimeout(3)
+print(third.recv(200).decode().splitlines()[0])
+PY
+)
+like "$out" "503" "past the connection bound a client gets 503"
+big=$(head -c 20000 /dev/zero | tr '\0' a)
+out=$(printf 'GET http://up.test/ HTTP/1.1\r\nX: %s\r\n\r\n' "$big" | nc -w 3 127.0.0.1 "$P")
+like "$out" "^HTTP/1.1 400.*too large" "a request head over 16 KiB gets 400"
 
 like "$(cat "$TMP/proxy.err")" "refused example.com:80" "owsbx proxy reports refusals on stderr"
 kill "${PIDS[1]}" 2>/dev/null

@@ -179,5 +179,46 @@ int main(void)
 	memset(big, 'a', sizeof(big));
 	memcpy(big, "GET http://a/ HTTP/1.1\r\nX: ", 27);
 	is_int(ows__http_parse(big, sizeof(big), &r), -1, "a head over the limit");
+
+	ows__chunked ch = {0};
+	bool done = false;
+	const char *body = "4;ext=1\r\nWiki\r\n5\r\npedia\r\n0\r\nX-T: 1\r\n\r\nGET http://next/";
+	long k = ows__chunked_feed(&ch, body, strlen(body), &done);
+	ok(done && k == (long)(strstr(body, "GET") - body), "a chunked body ends after its trailers");
+	ch = (ows__chunked){0};
+	done = false;
+	long total = 0;
+	for (size_t i = 0; i < strlen(body) && !done; i++) {
+		done = false;
+		k = ows__chunked_feed(&ch, body + i, 1, &done);
+		total += k;
+		if (done)
+			break;
+	}
+	ok(done && total == (long)(strstr(body, "GET") - body), "the same, fed one byte at a time");
+	ch = (ows__chunked){0};
+	ok(ows__chunked_feed(&ch, "zz\r\n", 4, &done) < 0, "a chunk size that is not hex");
+	ch = (ows__chunked){0};
+	ok(ows__chunked_feed(&ch, "3\r\nabcd", 8, &done) < 0, "chunk data longer than its size");
+	ch = (ows__chunked){0};
+	ok(ows__chunked_feed(&ch, "ffffffffffffffff1\r\n", 19, &done) < 0, "a chunk size that overflows");
+
+	ows__strv env = {0};
+	is_int(ows__proxy_env(47801, "/opt/owsbx connect %h %p", &env, NULL), 0, "the client environment");
+	bool https = false, lower = false, java = false, ssh = false, noproxy = false;
+	for (size_t i = 0; i < env.len; i++) {
+		https |= strcmp(env.v[i], "HTTPS_PROXY=http://127.0.0.1:47801") == 0;
+		lower |= strcmp(env.v[i], "https_proxy=http://127.0.0.1:47801") == 0;
+		java |= strstr(env.v[i], "JAVA_TOOL_OPTIONS=") && strstr(env.v[i], "https.proxyPort=47801");
+		ssh |= strcmp(env.v[i], "GIT_SSH_COMMAND=ssh -o ProxyCommand='/opt/owsbx connect %h %p'") == 0;
+		noproxy |= strcmp(env.v[i], "NO_PROXY=") == 0;
+		const char *eq = strchr(env.v[i], '=');
+		if (!ows__proxy_env_is_ours(env.v[i], (size_t)(eq - env.v[i])))
+			ok(0, "%s is in the list of proxy variables", env.v[i]);
+	}
+	ok(https && lower && java && ssh && noproxy, "HTTPS_PROXY, https_proxy, Java, git over ssh, empty NO_PROXY");
+	ok(ows__proxy_env_is_ours("no_proxy", 8) && ows__proxy_env_is_ours("git_proxy_command", 17) &&
+	   !ows__proxy_env_is_ours("PATH", 4), "which host variables are replaced");
+	ows__strv_free(&env);
 	return done_testing();
 }
