@@ -88,7 +88,7 @@ static int env_set(ows__strv *sv, const char *name, const char *value, ows_error
 	return ows__strv_pushf(sv, err, "%s=%s", name, value);
 }
 
-static int env_set_entry(ows__strv *sv, const char *entry, ows_error *err)
+int ows__env_set_entry(ows__strv *sv, const char *entry, ows_error *err)
 {
 	const char *eq = strchr(entry, '=');
 	if (!eq)
@@ -172,7 +172,7 @@ int ows__env_build(const ows_policy *policy, const ows__env_spec *spec, ows__str
 		}
 	}
 	for (size_t i = 0; i < policy->env.len && rc == 0; i++)
-		rc = env_set_entry(&sv, policy->env.v[i], err);
+		rc = ows__env_set_entry(&sv, policy->env.v[i], err);
 	if (rc < 0) {
 		ows__strv_free(&sv);
 		return rc;
@@ -195,36 +195,12 @@ int ows__env_merge(const ows__strv *base, const char *const *extra, ows__strv *o
 		size_t n = (size_t)(eq - *e);
 		if (!ows__env_name_is_valid(*e, n) || ows__env_name_is_secret(*e, n))
 			continue;
-		rc = env_set_entry(&sv, *e, err);
+		rc = ows__env_set_entry(&sv, *e, err);
 	}
 	if (rc < 0) {
 		ows__strv_free(&sv);
 		return rc;
 	}
 	*out = sv;
-	return 0;
-}
-
-int ows__env_add_proxy(ows__strv *env, int port, ows_error *err)
-{
-	char url[64], java[160], addr[32];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
-	snprintf(java, sizeof(java),
-		 "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d -Dhttps.proxyHost=127.0.0.1 "
-		 "-Dhttps.proxyPort=%d", port, port);
-	/* What curl, git, pip, npm, node, Go and Java read; nothing may point elsewhere. */
-	const char *const vars[][2] = {
-		{"http_proxy", url}, {"https_proxy", url}, {"HTTP_PROXY", url}, {"HTTPS_PROXY", url},
-		{"ALL_PROXY", url}, {"all_proxy", url}, {"NO_PROXY", ""}, {"no_proxy", ""},
-		{"npm_config_proxy", url}, {"npm_config_https_proxy", url},
-		{"YARN_HTTP_PROXY", url}, {"YARN_HTTPS_PROXY", url}, {"NODE_USE_ENV_PROXY", "1"},
-		{"JAVA_TOOL_OPTIONS", java}, {"OWSBX_PROXY", addr},
-	};
-	for (size_t i = 0; i < OWS__ARRAY_LEN(vars); i++) {
-		int rc = env_set(env, vars[i][0], vars[i][1], err);
-		if (rc < 0)
-			return rc;
-	}
 	return 0;
 }

@@ -158,6 +158,8 @@ OWS__HIDDEN const char *ows__toolchain_at(size_t i);
 /* True when a variable's name says it holds a secret. */
 OWS__HIDDEN bool ows__env_name_is_secret(const char *name, size_t len);
 OWS__HIDDEN bool ows__env_name_is_valid(const char *name, size_t len);
+/* Sets NAME=VALUE in `sv` from one "NAME=VALUE" entry, replacing an earlier one. */
+OWS__HIDDEN int ows__env_set_entry(ows__strv *sv, const char *entry, ows_error *err);
 
 typedef struct ows__env_spec {
 	const char *home;        /* private home */
@@ -171,8 +173,6 @@ typedef struct ows__env_spec {
 /* The session's base environment, NAME=VALUE, into *out (which it owns). */
 OWS__HIDDEN int ows__env_build(const ows_policy *policy, const ows__env_spec *spec,
 			       ows__strv *out, ows_error *err);
-/* The proxy variables every common client reads, all pointing at 127.0.0.1:port. */
-OWS__HIDDEN int ows__env_add_proxy(ows__strv *env, int port, ows_error *err);
 /* Merges NAME=VALUE extras over `base`, dropping secret names; fresh *out. */
 OWS__HIDDEN int ows__env_merge(const ows__strv *base, const char *const *extra,
 			       ows__strv *out, ows_error *err);
@@ -239,7 +239,7 @@ typedef struct ows__provider {
  */
 OWS__HIDDEN int ows__session_start_proxy(ows_session *s, const ows_policy *policy,
 					 const ows_config *config, const ows__strv *more_hosts,
-					 int *port, ows_error *err);
+					 const char *tunnel_cmd, int *port, ows_error *err);
 
 /* The platform's providers; NULL for an unknown or unavailable name. */
 OWS__HIDDEN const ows__provider *ows__provider_find(const char *name);

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "internal.h"
+#include "proxy.h"
 #include "platform.h"
 
 void ows_session_options_init(ows_session_options *opts)
@@ -336,8 +337,20 @@ void ows_proc_free(ows_proc *p)
 	free(p);
 }
 
+/* The proxy variables every common client reads, all at 127.0.0.1:port. */
+static int env_add_proxy(ows__strv *env, int port, const char *tunnel_cmd, ows_error *err)
+{
+	ows__strv vars = {0};
+	int rc = ows__proxy_env(port, tunnel_cmd, &vars, err);
+	for (size_t i = 0; rc == 0 && i < vars.len; i++)
+		rc = ows__env_set_entry(env, vars.v[i], err);
+	ows__strv_free(&vars);
+	return rc;
+}
+
 int ows__session_start_proxy(ows_session *s, const ows_policy *policy, const ows_config *config,
-			     const ows__strv *more_hosts, int *port, ows_error *err)
+			     const ows__strv *more_hosts, const char *tunnel_cmd, int *port,
+			     ows_error *err)
 {
 	ows__strv sites = {0};
 	const ows__strv *lists[] = {&policy->hosts, &config->hosts, more_hosts};
@@ -353,7 +366,7 @@ int ows__session_start_proxy(ows_session *s, const ows_policy *policy, const ows
 	ows__strv_free(&sites);
 	if (rc == 0) {
 		*port = ows_proxy_port(s->proxy);
-		rc = ows__env_add_proxy(&s->env, *port, err);
+		rc = env_add_proxy(&s->env, *port, tunnel_cmd, err);
 	}
 	return rc;
 }

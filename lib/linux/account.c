@@ -413,7 +413,7 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	 * range the closed account's firewall lets it reach; the proof reaches it. */
 	int proxy_port = 0;
 	if (s->net == OWS_NET_ALLOWLIST &&
-	    (rc = ows__session_start_proxy(s, policy, config, NULL, &proxy_port, err)) < 0)
+	    (rc = ows__session_start_proxy(s, policy, config, NULL, NULL, &proxy_port, err)) < 0)
 		goto fail;
 	if ((rc = probes_open(&pb, home, s->id, closed, proxy_port, err)) < 0 ||
 	    (rc = build_argv(&av, policy, folders, s->id, closed, home, &pb, err)) < 0 ||

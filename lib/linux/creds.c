@@ -464,3 +464,36 @@ int ows_catalog_json(const ows_config *config, char **out, ows_error *err)
 		ows__config_release(&defaults);
 	return *out ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
 }
+
+int ows__share_ssh_proxy(ows__share *sh, const char *tunnel_cmd, ows_error *err)
+{
+	bool has_ssh = false;
+	ows__file *config = NULL;
+	for (size_t i = 0; i < sh->nfiles; i++) {
+		has_ssh |= strcmp(sh->files[i].path, ".ssh") == 0;
+		if (strcmp(sh->files[i].path, ".ssh/config") == 0 && !sh->files[i].dir)
+			config = &sh->files[i];
+	}
+	if (!has_ssh)
+		return 0;
+	/* First obtained value wins in ssh_config: this block comes before the person's. */
+	char head[4400];
+	int n = snprintf(head, sizeof(head),
+			 "# owsandbox: the only way out is the session's proxy\n"
+			 "Host *\n  ProxyCommand %s\n  IdentityAgent none\n\n", tunnel_cmd);
+	size_t old = config ? config->len : 0;
+	char *data = malloc((size_t)n + old + 1);
+	if (!data)
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	memcpy(data, head, (size_t)n);
+	if (config)
+		memcpy(data + n, config->data, old);
+	data[(size_t)n + old] = '\0';
+	if (config) {
+		free(config->data);
+		config->data = data;
+		config->len = (size_t)n + old;
+		return 0;
+	}
+	return add_file(sh, ".ssh/config", data, (size_t)n, false, err);
+}

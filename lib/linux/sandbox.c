@@ -746,6 +746,68 @@ static int plan_shared(struct ows__plan *p, struct landlock_impl *li, const char
 	return (p->passwd = keep(li, line, err)) ? 0 : OWS_ENOMEM;
 }
 
+/* The owsbx this host runs, or the first on its PATH; NULL when there is none. */
+static char *find_owsbx(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		const char *base = strrchr(self, '/');
+		if (base && strcmp(base + 1, "owsbx") == 0)
+			return strdup(self);
+	}
+	const char *path = getenv("PATH");
+	for (const char *d = path; d && *d;) {
+		const char *end = strchr(d, ':');
+		size_t len = end ? (size_t)(end - d) : strlen(d);
+		char cand[4096];
+		if (len && len < sizeof(cand) - 8 && d[0] == '/') {
+			snprintf(cand, sizeof(cand), "%.*s/owsbx", (int)len, d);
+			if (access(cand, X_OK) == 0)
+				return realpath(cand, NULL);
+		}
+		d = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * allowlist: ssh and git reach their hosts through the proxy with
+ * `owsbx connect`, so owsbx must be visible inside (read-only, at its own
+ * path); the copied ~/.ssh/config is told first.
+ */
+static int plan_tunnel(struct ows__plan *p, struct landlock_impl *li, const char **cmd,
+		       ows_error *err)
+{
+	static const char *const visible[] = {"/usr/", "/opt/", "/bin/", "/sbin/", "/lib"};
+	*cmd = NULL;
+	char *exe = find_owsbx();
+	if (!exe)
+		return 0; /* git over https still works; ssh then has no way out */
+	bool seen = false;
+	for (size_t i = 0; i < OWS__ARRAY_LEN(visible); i++)
+		seen |= strncmp(exe, visible[i], strlen(visible[i])) == 0;
+	const char *k = keep(li, exe, err);
+	free(exe);
+	if (!k)
+		return OWS_ENOMEM;
+	int rc = 0;
+	if (!seen) {
+		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = k, .dst = k,
+						   .is_file = true}, err);
+		if (rc == 0)
+			rc = add_rule(p, k, OWS_LL_FS_EXECUTE | OWS_LL_FS_READ_FILE, err);
+	}
+	char line[4200];
+	snprintf(line, sizeof(line), "%s connect %%h %%p", k);
+	if (rc == 0 && !(*cmd = keep(li, line, err)))
+		rc = OWS_ENOMEM;
+	if (rc == 0)
+		rc = ows__share_ssh_proxy(&li->share, *cmd, err);
+	return rc;
+}
+
 /* ------------------------------------------------------------ host: probes */
 
 struct probes {
@@ -929,7 +991,9 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		rc = OWS_ENOMEM;
 		goto fail;
 	}
+	const char *tunnel = NULL;
 	if ((rc = ows__share_collect(config, policy, home, p->priv_home, &li->share, err)) < 0 ||
+	    (s->net == OWS_NET_ALLOWLIST && (rc = plan_tunnel(p, li, &tunnel, err)) < 0) ||
 	    (rc = plan_system(p, li, err)) < 0 ||
 	    (rc = plan_folders(p, li, policy, config->private_root ? priv : NULL, err)) < 0 ||
 	    (rc = plan_shared(p, li, user, err)) < 0)
@@ -971,8 +1035,8 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		/* The sandbox reaches it only through the listener its init makes on the
 		 * same port in its own network, handed over after the proof. */
 		int port;
-		if ((rc = ows__session_start_proxy(s, policy, config, &li->share.hosts, &port,
-						   err)) < 0)
+		if ((rc = ows__session_start_proxy(s, policy, config, &li->share.hosts, tunnel,
+						   &port, err)) < 0)
 			goto fail;
 		p->proxy_port = (uint16_t)port;
 	}
