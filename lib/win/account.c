@@ -2,7 +2,7 @@
  * The `windows` provider: the reference design (spec 000).
  *
  * Commands run as OWSandboxOpenNet (`open`) or OWSandboxClosedNet (`none`;
- * `allowlist` once the proxy runs on Winsock), accounts that machine setup
+ * `allowlist`, through the session's proxy on Winsock), accounts that machine setup
  * made.  At open: the session folders are granted to the account (acl.c,
  * journaled first), a private folder under the state folder is made and
  * granted, a job (kill on close, no breakaway) and a desktop of the
@@ -195,10 +195,6 @@ static int prove(win_impl *w, ows_session *s, const ows_policy *p, const char *h
 static int windows_open(ows_session *s, const ows_policy *policy, const ows_config *config,
 			ows_error *err)
 {
-	if (s->net == OWS_NET_ALLOWLIST)
-		return ows__fail(err, OWS_EUNSUPPORTED, 0, "network allowlist",
-				 "use network open or none for now",
-				 "the allow-list proxy does not run on Winsock yet");
 	if (policy->credentials.len)
 		return ows__fail(err, OWS_EUNSUPPORTED, 0, "credentials", "leave credentials out for now",
 				 "the windows provider does not copy credentials in yet");
@@ -249,6 +245,12 @@ static int windows_open(ows_session *s, const ows_policy *policy, const ows_conf
 	const char *sr = getenv("SystemRoot");
 	if (sr)
 		ows__strv_pushf(&s->env, err, "SystemRoot=%s", sr);
+	/* allowlist: the closed account reaches only loopback 47800-47899 (the WFP
+	 * filters), where the session's proxy listens, on Winsock. */
+	int proxy_port;
+	if (s->net == OWS_NET_ALLOWLIST &&
+	    (rc = ows__session_start_proxy(s, policy, config, NULL, NULL, &proxy_port, err)) < 0)
+		goto fail;
 	if ((rc = ows__job_create(policy, &w->base.job, err)) < 0)
 		goto fail;
 	/* A desktop of the session's own: no window messages to the person's. */

@@ -100,6 +100,17 @@ int ows__tcp_listen_loopback(int port, int lo, int hi, ows__sock *out, int *port
 	return rc;
 }
 
+int ows__sock_listener_ready(ows__sock s, ows_error *err)
+{
+	BOOL listening = FALSE;
+	int len = sizeof(listening);
+	if (getsockopt((SOCKET)s, SOL_SOCKET, SO_ACCEPTCONN, (char *)&listening, &len) != 0 ||
+	    !listening)
+		return ows__fail(err, OWS_EINVAL, 0, "listener", NULL, "not a listening socket");
+	nonblocking((SOCKET)s);
+	return 0;
+}
+
 ows__sock ows__tcp_accept(ows__sock listener)
 {
 	SOCKET s = accept((SOCKET)listener, NULL, NULL);

@@ -138,7 +138,8 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	    "runs as " OWS__WIN_OPEN_USER_A "; files are still the wall");
 	add(caps, "network.none", ready ? "enforced" : "unavailable",
 	    "runs as " OWS__WIN_CLOSED_USER_A ": firewall blocks outbound, WFP closes loopback");
-	add(caps, "network.allowlist", "unavailable", "the allow-list proxy on Winsock is not built yet");
+	add(caps, "network.allowlist", "partial",
+	    "the session's proxy on Winsock; the closed account's WFP filters need real Windows");
 	add(caps, "processes.end_with_session", "enforced",
 	    "a job object with kill-on-close and no breakaway");
 	add(caps, "secrets.environment", "enforced",

@@ -314,6 +314,5 @@ int main(int argc, char **argv)
 	     "Wine's firewall COM returns S_OK and does nothing (compiled and linked)");
 	skip("the WFP filters close loopback except 47800-47899 (Fwpm*)",
 	     "Wine returns RPC_S_CANNOT_SUPPORT or aborts (compiled and linked; not called)");
-	skip("the allow-list proxy on Winsock", "waits for the proxy branch (lib/proxy.c)");
 	return wtap_done();
 }
