@@ -440,31 +440,10 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 fail:
 	probes_close(&pb);
 	impl_free(ai, s);
-	ows_proxy_stop(s->proxy);
-	s->proxy = NULL;
 	ows__strv_free(&av);
 	free(folders);
 	free(home);
 	return rc;
-}
-
-static int account_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
-			 char *const envp[], const char *cwd, const int stdio[3], ows_error *err)
-{
-	struct account_impl *ai = s->impl;
-	return ows__ctl_spawn(s, &ai->ctl, proc, argv, envp, cwd, stdio, err);
-}
-
-static int account_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err)
-{
-	struct account_impl *ai = s->impl;
-	return ows__ctl_wait(s, &ai->ctl, proc, timeout_ms, err);
-}
-
-static int account_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err)
-{
-	struct account_impl *ai = s->impl;
-	return ows__ctl_kill(s, &ai->ctl, proc, signo, err);
 }
 
 static int account_close(ows_session *s, ows_error *err)
@@ -494,9 +473,9 @@ static int account_close(ows_session *s, ows_error *err)
 const ows__provider ows__account_provider = {
 	.name = "account",
 	.open = account_open,
-	.spawn = account_spawn,
-	.wait = account_wait,
-	.kill = account_kill,
+	.spawn = ows__ctl_op_spawn, /* the impl begins with its ows__ctl */
+	.wait = ows__ctl_op_wait,
+	.kill = ows__ctl_op_kill,
 	.close = account_close,
 };
 

@@ -298,3 +298,20 @@ void ows__ctl_close(ows_session *s, ows__ctl *c)
 		sandbox_gone(s, c);
 	c->gone = true;
 }
+
+/* Provider operations for an impl whose first member is its ows__ctl. */
+int ows__ctl_op_spawn(ows_session *s, ows_proc *proc, const char *const argv[], char *const envp[],
+		      const char *cwd, const int stdio[3], ows_error *err)
+{
+	return ows__ctl_spawn(s, s->impl, proc, argv, envp, cwd, stdio, err);
+}
+
+int ows__ctl_op_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err)
+{
+	return ows__ctl_wait(s, s->impl, proc, timeout_ms, err);
+}
+
+int ows__ctl_op_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err)
+{
+	return ows__ctl_kill(s, s->impl, proc, signo, err);
+}

@@ -167,6 +167,12 @@ OWS__HIDDEN int ows__ctl_wait(ows_session *s, ows__ctl *c, ows_proc *proc, int t
 			      ows_error *err);
 OWS__HIDDEN int ows__ctl_kill(ows_session *s, ows__ctl *c, ows_proc *proc, int signo,
 			      ows_error *err);
+/* A provider's spawn, wait and kill, when its impl begins with its ows__ctl. */
+OWS__HIDDEN int ows__ctl_op_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
+				  char *const envp[], const char *cwd, const int stdio[3],
+				  ows_error *err);
+OWS__HIDDEN int ows__ctl_op_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err);
+OWS__HIDDEN int ows__ctl_op_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err);
 /* Closes the socket (init then ends everything) and waits until init is gone. */
 OWS__HIDDEN void ows__ctl_close(ows_session *s, ows__ctl *c);
 

@@ -1081,30 +1081,8 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 fail:
 	probes_close(&pb);
 	impl_free(li);
-	ows_proxy_stop(s->proxy);
-	s->proxy = NULL;
 	free(p);
 	return rc;
-}
-
-/* Marks every live handle exited: the sandbox is gone. */
-static int landlock_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
-			  char *const envp[], const char *cwd, const int stdio[3], ows_error *err)
-{
-	struct landlock_impl *li = s->impl;
-	return ows__ctl_spawn(s, &li->ctl, proc, argv, envp, cwd, stdio, err);
-}
-
-static int landlock_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err)
-{
-	struct landlock_impl *li = s->impl;
-	return ows__ctl_wait(s, &li->ctl, proc, timeout_ms, err);
-}
-
-static int landlock_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err)
-{
-	struct landlock_impl *li = s->impl;
-	return ows__ctl_kill(s, &li->ctl, proc, signo, err);
 }
 
 static int landlock_close(ows_session *s, ows_error *err)
@@ -1123,8 +1101,8 @@ static int landlock_close(ows_session *s, ows_error *err)
 const ows__provider ows__landlock_provider = {
 	.name = "landlock",
 	.open = landlock_open,
-	.spawn = landlock_spawn,
-	.wait = landlock_wait,
-	.kill = landlock_kill,
+	.spawn = ows__ctl_op_spawn, /* the impl begins with its ows__ctl */
+	.wait = ows__ctl_op_wait,
+	.kill = ows__ctl_op_kill,
 	.close = landlock_close,
 };
