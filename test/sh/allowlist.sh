@@ -52,9 +52,10 @@ print("public=" + tcp("192.0.2.1", 443))
 print("v6=" + tcp("::1", int(sys.argv[1]), socket.AF_INET6))
 print("udp=" + udp())
 print("dns=" + dns())
-print("proxy=" + tcp("127.0.0.1", int(sys.argv[2])))'
-port=$(kv proxy); port=${port##*:}
-sbx run --net allowlist --allow-site "localhost:$UP" -- "$PY" -c "$PROBE_NET" "$UP" "$port"
+import os
+print("proxy=" + tcp("127.0.0.1", int(os.environ["http_proxy"].rsplit(":", 1)[1])))'
+# This session's own proxy port: every session has a proxy of its own.
+sbx run --net allowlist --allow-site "localhost:$UP" -- "$PY" -c "$PROBE_NET" "$UP"
 before=$(tcp_conns "$UP")
 is "$(kv loopback)" ECONNREFUSED "the host's loopback server is not there (own network)"
 is "$(kv public)" ENETUNREACH "a public address: no route"
