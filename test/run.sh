@@ -129,10 +129,16 @@ if [ "$(id -u)" = 0 ]; then
 		# and folders are not ours to judge or touch
 		owner=$(getent passwd "$uid" | cut -d: -f1)
 		if [ -z "$owner" ] || [ "$owner" = "$name" ]; then
-			live=""
-			for p in $(pgrep -u "$uid" 2>/dev/null); do
-				[ "$(awk '/^State:/ {print $2}' "/proc/$p/status" 2>/dev/null)" = Z ] && continue
-				live="$live $p($(cat "/proc/$p/comm" 2>/dev/null))"
+			# A process still on its way out is not a leftover: poll, bounded.
+			for _ in $(seq 50); do
+				live=""
+				for p in $(pgrep -u "$uid" 2>/dev/null); do
+					st=$(awk '/^State:/ {print $2}' "/proc/$p/status" 2>/dev/null)
+					[ -z "$st" ] || [ "$st" = Z ] && continue
+					live="$live $p($(cat "/proc/$p/comm" 2>/dev/null))"
+				done
+				[ -z "$live" ] && break
+				sleep 0.1
 			done
 			if [ -n "$live" ]; then
 				leftover "processes of test uid $uid:$live"
