@@ -202,7 +202,9 @@ runuser -u "$PERSON" -- sh -c '
 	echo "-----BEGIN OPENSSH PRIVATE KEY----- fake" > ~/.ssh/id_ed25519 && chmod 600 ~/.ssh/id_ed25519
 	echo "export SECRET_TOKEN=hunter2" > ~/.bashrc && chmod 644 ~/.bashrc
 	echo reference > ~/ref/readme.txt' {OWS_LOCK_FD}<&-
-eval "$(runuser -u "$PERSON" -- ssh-agent -s {OWS_LOCK_FD}<&-)" >/dev/null
+# The agent's socket in our own folder: a killed agent leaves no /tmp/ssh-* behind.
+mkdir -m 0700 "$T/agent" && chown "$PERSON:" "$T/agent"
+eval "$(runuser -u "$PERSON" -- ssh-agent -s -a "$T/agent/sock" {OWS_LOCK_FD}<&-)" >/dev/null
 AGENT_PID=$SSH_AGENT_PID
 lib_snapshot "$SNAP/s1"
 ls -d /sys/fs/cgroup/*/owsandbox-* 2>/dev/null | sort >"$T/cgroups-before"
