@@ -69,28 +69,6 @@ static int bad_value(struct load_ctx *ctx, const char *key, const char *value, c
 	return 0;
 }
 
-static int add_hosts(struct load_ctx *ctx, const char *value)
-{
-	const char *p = value;
-	while (*p) {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		const char *end = p;
-		while (*end && *end != ',' && *end != ' ' && *end != '\t')
-			end++;
-		if (end > p) {
-			char host[512];
-			snprintf(host, sizeof(host), "%.*s", (int)(end - p), p);
-			int rc = ows__strv_push(&ctx->config->hosts, host, ctx->err);
-			if (rc < 0) {
-				ctx->failed = rc;
-				return 0;
-			}
-		}
-		p = end;
-	}
-	return 1;
-}
 
 /* Splits a comma- or space-separated list into `sv`. */
 static int add_list(struct load_ctx *ctx, ows__strv *sv, const char *value)
@@ -201,7 +179,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 			return 1;
 		}
 		if (strcmp(name, "hosts") == 0)
-			return add_hosts(ctx, value);
+			return add_list(ctx, &c->hosts, value);
 		if (strcmp(name, "private_root") == 0 || strcmp(name, "state_dir") == 0) {
 			if (!ows__plat_path_is_absolute(value))
 				return bad_value(ctx, name, value, "give an absolute path");
