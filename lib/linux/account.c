@@ -166,20 +166,8 @@ static int port_of(int fd)
 static int probes_open(struct probes *pb, const char *home, const char *id, bool closed,
 		       int proxy_port, ows_error *err)
 {
-	if (home) {
-		pb->canary = ows__asprintf(err, "%s/.owsandbox-canary-%s", home, id);
-		if (!pb->canary)
-			return OWS_ENOMEM;
-		int fd = open(pb->canary, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			fchmod(fd, 0644); /* whatever the umask: the point is a readable file */
-			if (write(fd, id, strlen(id)) < 0) { /* the name alone still proves it */ }
-			close(fd);
-		} else {
-			free(pb->canary);
-			pb->canary = NULL;
-		}
-	}
+	if (home)
+		pb->canary = ows__canary_plant(home, id, err);
 	if (closed) {
 		for (int port = 47899; !proxy_port && port >= 47800 && pb->in_fd < 0; port--)
 			pb->in_fd = listen_tcp(port);
@@ -199,16 +187,9 @@ static int probes_open(struct probes *pb, const char *home, const char *id, bool
 			return ows__fail_sys(err, "127.0.0.1", NULL, "cannot listen on loopback");
 		pb->port_out = port_of(pb->out_fd);
 	}
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "owsandbox-probe-%s", id);
-	pb->abstract_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (pb->abstract_fd >= 0 &&
-	    (bind(pb->abstract_fd, (struct sockaddr *)&sa,
-		  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0 ||
-	     listen(pb->abstract_fd, 1) != 0)) {
-		close(pb->abstract_fd);
-		pb->abstract_fd = -1;
-	}
+	char name[108];
+	socklen_t len;
+	pb->abstract_fd = ows__abstract_probe(id, name, sizeof(name), &len);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
  * close, over the control socket.  Shared by the Linux providers.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,6 +12,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -314,4 +317,51 @@ int ows__ctl_op_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *
 int ows__ctl_op_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err)
 {
 	return ows__ctl_kill(s, s->impl, proc, signo, err);
+}
+
+/* ---------------------------------------------------------- proof probes */
+
+char *ows__canary_plant(const char *home, const char *id, ows_error *err)
+{
+	char *path = ows__asprintf(err, "%s/.owsandbox-canary-%s", home, id);
+	if (!path)
+		return NULL;
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		free(path); /* a home we cannot write: the other checks still stand */
+		return NULL;
+	}
+	if (fchmod(fd, 0644) != 0 || write(fd, id, strlen(id)) < 0) {
+		/* whatever the umask, a readable file is the point; its name alone proves it */
+	}
+	close(fd);
+	return path;
+}
+
+int ows__unix_listen(const char *addr, size_t len)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (len > sizeof(sa.sun_path))
+		return -1;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	memcpy(sa.sun_path, addr, len);
+	if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) != 0 ||
+	    listen(fd, 1) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int ows__abstract_probe(const char *id, char *name, size_t size, socklen_t *len)
+{
+	name[0] = '\0';
+	int n = snprintf(name + 1, size - 1, "owsandbox-probe-%s", id);
+	*len = (socklen_t)n + 1;
+	int fd = ows__unix_listen(name, *len);
+	if (fd < 0)
+		*len = 0;
+	return fd;
 }

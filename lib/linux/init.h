@@ -173,6 +173,13 @@ OWS__HIDDEN int ows__ctl_op_spawn(ows_session *s, ows_proc *proc, const char *co
 				  ows_error *err);
 OWS__HIDDEN int ows__ctl_op_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err);
 OWS__HIDDEN int ows__ctl_op_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err);
+/* The proof's probes outside the wall, made by the host before init starts. */
+/* Plants ~/.owsandbox-canary-<id> (0644): its path (caller unlinks, frees), or NULL. */
+OWS__HIDDEN char *ows__canary_plant(const char *home, const char *id, ows_error *err);
+/* A listening unix socket at addr (len bytes; abstract when addr[0] is NUL), or -1. */
+OWS__HIDDEN int ows__unix_listen(const char *addr, size_t len);
+/* Listens on the abstract "owsandbox-probe-<id>"; fills name and *len (0 on failure). */
+OWS__HIDDEN int ows__abstract_probe(const char *id, char *name, size_t size, socklen_t *len);
 /* Closes the socket (init then ends everything) and waits until init is gone. */
 OWS__HIDDEN void ows__ctl_close(ows_session *s, ows__ctl *c);
 

@@ -833,21 +833,6 @@ static void probes_close(struct probes *pb)
 	pb->unix_fd = pb->abstract_fd = -1;
 }
 
-static int listen_unix(const char *addr, socklen_t len)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	memcpy(sa.sun_path, addr, len);
-	if (bind(fd, (struct sockaddr *)&sa, offsetof(struct sockaddr_un, sun_path) + len) != 0 ||
-	    listen(fd, 1) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /*
  * Things outside the wall for the proof to reach for: a file planted in the
  * home, a unix socket beside the private folder, an abstract socket, and
@@ -859,20 +844,9 @@ static int probes_open(struct probes *pb, struct ows__plan *p, struct landlock_i
 	memset(pb, 0, sizeof(*pb));
 	pb->unix_fd = pb->abstract_fd = -1;
 
-	if (p->home) {
-		pb->canary = ows__asprintf(err, "%s/.owsandbox-canary-%s", p->home, id);
-		if (!pb->canary)
-			return OWS_ENOMEM;
-		int fd = open(pb->canary, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			if (write(fd, id, strlen(id)) < 0) { /* the name alone still proves it */ }
-			close(fd);
-			p->canary = pb->canary;
-			p->canary_token = id;
-		} else {
-			free(pb->canary);
-			pb->canary = NULL;
-		}
+	if (p->home && (pb->canary = ows__canary_plant(p->home, id, err))) {
+		p->canary = pb->canary;
+		p->canary_token = id;
 	}
 	/* A place the sandbox has no view of; /dev/shm is memory, /tmp may be a slow disk. */
 	struct stat shm;
@@ -883,7 +857,7 @@ static int probes_open(struct probes *pb, struct ows__plan *p, struct landlock_i
 		return OWS_ENOMEM;
 	size_t n = strlen(pb->unix_path);
 	if (n < sizeof(((struct sockaddr_un *)0)->sun_path) &&
-	    (pb->unix_fd = listen_unix(pb->unix_path, (socklen_t)n + 1)) >= 0)
+	    (pb->unix_fd = ows__unix_listen(pb->unix_path, n + 1)) >= 0)
 		p->unix_probes[p->nunix++] = pb->unix_path;
 
 	const char *agent = getenv("SSH_AUTH_SOCK");
@@ -899,13 +873,8 @@ static int probes_open(struct probes *pb, struct ows__plan *p, struct landlock_i
 			p->unix_probes[p->nunix++] = k;
 		}
 	}
-	p->abstract_name[0] = '\0';
-	int len = snprintf(p->abstract_name + 1, sizeof(p->abstract_name) - 1,
-			   "owsandbox-probe-%s", id);
-	p->abstract_len = (socklen_t)len + 1;
-	pb->abstract_fd = listen_unix(p->abstract_name, p->abstract_len);
-	if (pb->abstract_fd < 0)
-		p->abstract_len = 0;
+	pb->abstract_fd = ows__abstract_probe(id, p->abstract_name, sizeof(p->abstract_name),
+					      &p->abstract_len);
 	return 0;
 }
 
