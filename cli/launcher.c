@@ -38,6 +38,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <grp.h>
 #include <limits.h>
 #include <linux/capability.h>
@@ -665,6 +666,35 @@ static void plan_rules(void)
 	add_rule(private_rule, all);
 }
 
+/*
+ * The sandbox's /etc/passwd: the account's home is its private home, so tools
+ * that ask the system for ~ (ssh does) find what the person shared; no other
+ * account of the machine is listed.  Written from the launcher's own record.
+ */
+static void passwd_overlay(int priv_fd)
+{
+	static char home[PATH_MAX + 80], text[PATH_MAX + 400];
+	const struct passwd *pw = getpwuid(plan.uid);
+	snprintf(home, sizeof(home), "%s/home", private_dir);
+	plan.priv_home = home;
+	int n = snprintf(text, sizeof(text),
+			 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+			 "%s:x:%u:%u::%s:/bin/sh\n"
+			 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+			 pw ? pw->pw_name : "sandbox", (unsigned)plan.uid, (unsigned)plan.gid, home);
+	int fd = openat(priv_fd, ".passwd", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
+			0644);
+	if (fd < 0 || write(fd, text, (size_t)n) != n || fchown(fd, plan.uid, plan.gid) != 0)
+		ows__init_die(&plan, "write the sandbox's passwd", private_dir);
+	close(fd);
+	char src[PATH_MAX + 80];
+	snprintf(src, sizeof(src), "%s/.passwd", private_dir);
+	if (mount(src, "/etc/passwd", NULL, MS_BIND, NULL) != 0 ||
+	    mount(NULL, "/etc/passwd", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		  NULL) != 0)
+		ows__init_die(&plan, "mount the sandbox's passwd", "/etc/passwd");
+}
+
 static __attribute__((noreturn)) void init_main(int priv_fd)
 {
 	cgroups_join(&plan);
@@ -676,6 +706,8 @@ static __attribute__((noreturn)) void init_main(int priv_fd)
 	/* Only this namespace's processes in /proc. */
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
 		ows__init_die(&plan, "mount proc", "/proc");
+
+	passwd_overlay(priv_fd);
 
 	/* Whatever the caller left on 0-2 (a terminal) stays outside. */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);

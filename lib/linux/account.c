@@ -201,15 +201,15 @@ static int cmp_folder(const void *a, const void *b)
 }
 
 static int build_argv(ows__strv *av, const ows_policy *policy, const ows__folder *folders,
-		      const char *id, bool closed, const char *home, const struct probes *pb,
-		      ows_error *err)
+		      size_t nf, const char *id, bool closed, const char *home,
+		      const struct probes *pb, ows_error *err)
 {
 	int rc = 0;
 	const char *fixed[] = {"owsbx-launch", "session", "--account", closed ? "closed" : "open",
 			       "--session", id};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(fixed) && rc == 0; i++)
 		rc = ows__strv_push(av, fixed[i], err);
-	for (size_t i = 0; i < policy->nfolders && rc == 0; i++) {
+	for (size_t i = 0; i < nf && rc == 0; i++) {
 		rc = ows__strv_push(av, folders[i].access == OWS_ACCESS_RW ? "--rw" : "--ro", err);
 		if (rc == 0)
 			rc = ows__strv_push(av, folders[i].path, err);
@@ -301,17 +301,12 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 			ows_error *err)
 {
 	struct probes pb = {.in_fd = -1, .out_fd = -1, .abstract_fd = -1};
+	ows__share share = {0};
 	ows__folder *folders = NULL;
 	ows__strv av = {0};
 	char *home = NULL;
 	int rc;
 
-	/* Never drop silently what the person chose to share. */
-	if (policy->credentials.len || policy->toolchains.len || config->cred_enabled.len ||
-	    config->toolchains.len)
-		return ows__fail(err, OWS_EUNSUPPORTED, 0, "credentials and toolchains",
-				 "use the landlock provider, or switch [credentials] and [toolchains] off",
-				 "the account provider does not share credentials or toolchains yet");
 	bool closed = s->net != OWS_NET_OPEN;
 	/* Never without the wall: a broken setup refuses, naming the command that repairs it. */
 	struct ows__machine setup;
@@ -334,10 +329,6 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	 * cannot revoke stays journaled for the next try and does not stop us.
 	 */
 	ows_machine_cleanup(config, NULL);
-	/* Journaled before granted: a host killed from here on leaves nothing for good. */
-	if (policy->nfolders && (rc = ows__journal_open(config, s->id, &ai->journal, err)) < 0)
-		goto fail;
-
 	struct passwd *me = getpwuid(getuid());
 	if (me && me->pw_dir && (home = realpath(me->pw_dir, NULL)) && strcmp(home, "/") == 0) {
 		free(home);
@@ -347,15 +338,29 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		for (size_t i = 0; i < policy->nfolders; i++)
 			if ((rc = ows__check_folder_vs_home(policy->folders[i].path, home, err)) < 0)
 				goto fail;
+	/* The session owns these from here: freed with it, also on failure. */
+	char *priv = s->private_dir = ows__asprintf(err, "%s/%s", setup.sandboxes_dir, s->id);
+	char *priv_home = s->default_cwd = priv ? ows__asprintf(err, "%s/home", priv) : NULL;
+	/* What the person shares: copies go in through init, toolchains are granted read-only. */
+	if (!priv_home || (rc = ows__share_collect(config, policy, home, priv_home, &share, err)) < 0) {
+		rc = rc < 0 ? rc : OWS_ENOMEM;
+		goto fail;
+	}
+	size_t nf = policy->nfolders + share.ro_dirs.len;
+	/* Journaled before granted: a host killed from here on leaves nothing for good. */
+	if (nf && (rc = ows__journal_open(config, s->id, &ai->journal, err)) < 0)
+		goto fail;
 	/* A folder goes back into place after any folder above it. */
-	if (!(folders = ows__calloc(policy->nfolders + 1, sizeof(*folders), err))) {
+	if (!(folders = ows__calloc(nf + 1, sizeof(*folders), err))) {
 		rc = OWS_ENOMEM;
 		goto fail;
 	}
 	memcpy(folders, policy->folders, policy->nfolders * sizeof(*folders));
-	qsort(folders, policy->nfolders, sizeof(*folders), cmp_folder);
+	for (size_t i = 0; i < share.ro_dirs.len; i++)
+		folders[policy->nfolders + i] = (ows__folder){share.ro_dirs.v[i], OWS_ACCESS_RO};
+	qsort(folders, nf, sizeof(*folders), cmp_folder);
 
-	for (size_t i = 0; i < policy->nfolders; i++) {
+	for (size_t i = 0; i < nf; i++) {
 		const ows__folder *f = &folders[i];
 		rc = ows_acl_grant(config, s->id, ai->account, f->path, f->access,
 				   home ? home : f->path, err);
@@ -363,19 +368,20 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 			goto fail;
 	}
 
-	char *priv = ows__asprintf(err, "%s/%s", setup.sandboxes_dir, s->id);
-	char *priv_home = priv ? ows__asprintf(err, "%s/home", priv) : NULL;
 	char *priv_tmp = priv ? ows__asprintf(err, "%s/tmp", priv) : NULL;
 	char *priv_cache = priv ? ows__asprintf(err, "%s/cache", priv) : NULL;
 	ows__env_spec spec = {.home = priv_home, .tmp = priv_tmp, .cache = priv_cache,
 			      .user = ai->account, .provider = "account",
 			      .host_env = (const char *const *)environ};
-	rc = priv_home && priv_tmp && priv_cache ? ows__env_build(policy, &spec, &s->env, err)
-						 : OWS_ENOMEM;
+	rc = priv_tmp && priv_cache ? ows__env_build(policy, &spec, &s->env, err) : OWS_ENOMEM;
+	if (rc == 0)
+		rc = ows__env_add_share(&s->env, &share, err);
+	if (rc == 0 && share.agent_text) {
+		s->agent_text = share.agent_text;
+		share.agent_text = NULL;
+	}
 	free(priv_tmp);
 	free(priv_cache);
-	s->private_dir = priv;
-	s->default_cwd = priv_home;
 	if (rc < 0)
 		goto fail;
 	for (size_t i = 0; i < policy->nfolders; i++)
@@ -394,10 +400,11 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	 * range the closed account's firewall lets it reach; the proof reaches it. */
 	int proxy_port = 0;
 	if (s->net == OWS_NET_ALLOWLIST &&
-	    (rc = ows__session_start_proxy(s, policy, config, NULL, NULL, &proxy_port, err)) < 0)
+	    (rc = ows__session_start_proxy(s, policy, config, &share.hosts, NULL, &proxy_port,
+					   err)) < 0)
 		goto fail;
 	if ((rc = probes_open(&pb, home, s->id, closed, proxy_port, err)) < 0 ||
-	    (rc = build_argv(&av, policy, folders, s->id, closed, home, &pb, err)) < 0 ||
+	    (rc = build_argv(&av, policy, folders, nf, s->id, closed, home, &pb, err)) < 0 ||
 	    (rc = start_launcher(ai, av.v, err)) < 0)
 		goto fail;
 	rc = ows__ctl_receive_proof(s, &ai->ctl, "account", err);
@@ -410,8 +417,11 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		size_t room = sizeof(err->hint) - (size_t)n;
 		snprintf(err->hint + n, room, "%.*s", (int)(room - 1), cmd);
 	}
+	if (rc == 0 && share.nfiles)
+		rc = ows__ctl_send_share(s, &ai->ctl, share.files, share.nfiles, err);
 	if (rc < 0)
 		goto fail;
+	ows__share_free(&share);
 	s->enforcement = "full";
 	s->impl = ai;
 	ows__strv_free(&av);
@@ -419,6 +429,7 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	free(home);
 	return 0;
 fail:
+	ows__share_free(&share);
 	probes_close(&pb);
 	impl_free(ai, s);
 	ows__strv_free(&av);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -364,4 +365,47 @@ int ows__abstract_probe(const char *id, char *name, size_t size, socklen_t *len)
 	if (fd < 0)
 		*len = 0;
 	return fd;
+}
+
+int ows__ctl_send_share(ows_session *s, ows__ctl *c, const ows__file *files, size_t nfiles,
+			ows_error *err)
+{
+	int memfd = memfd_create("owsandbox-share", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (memfd < 0)
+		return ows__fail_sys(err, "memfd_create", NULL, "cannot pass the shared copies");
+	int rc = 0;
+	for (size_t i = 0; i < nfiles && rc == 0; i++) {
+		uint32_t h[3] = {files[i].dir ? 0 : 1, (uint32_t)strlen(files[i].path),
+				 (uint32_t)files[i].len};
+		struct iovec iov[3] = {{h, sizeof(h)}, {files[i].path, h[1]},
+				       {files[i].data, files[i].len}};
+		size_t want = sizeof(h) + h[1] + h[2];
+		ssize_t w = writev(memfd, iov, files[i].len ? 3 : 2);
+		if (w != (ssize_t)want)
+			rc = ows__fail_sys(err, "memfd", NULL, "cannot pass the shared copies");
+	}
+	fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+	struct ows__msg m = {.type = OWS_MSG_SHARE};
+	if (rc == 0 && ows__send_fds(c->fd, &m, &memfd, 1) != 0)
+		rc = ows__fail_sys(err, "sendmsg", NULL, "cannot reach the sandbox");
+	close(memfd);
+	while (rc == 0) {
+		struct ows__msg r;
+		int n = pump(s, c, &r, 30000, err);
+		if (n < 0)
+			return ows__fail(err, OWS_ESTATE, 0, NULL, NULL,
+					 "the sandbox ended before taking the shared copies");
+		if (n == 0)
+			return ows__fail(err, OWS_ETIMEDOUT, 0, NULL, NULL,
+					 "the sandbox did not take the shared copies in 30 s");
+		if (r.type != OWS_MSG_SHARED)
+			continue;
+		if (r.err) {
+			r.text[sizeof(r.text) - 1] = '\0';
+			return ows__fail(err, OWS_ESYS, r.err, r.text, NULL,
+					 "the shared copies could not be written: %s", strerror(r.err));
+		}
+		break;
+	}
+	return rc;
 }

@@ -766,6 +766,97 @@ static void reap(const struct ows__plan *p, struct child *children)
 	}
 }
 
+/* A path the host may name inside the private home: relative, no "." or "..". */
+static bool share_path_ok(const char *s, size_t n)
+{
+	if (n == 0 || s[0] == '/')
+		return false;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && s[j] != '/')
+			j++;
+		size_t len = j - i;
+		if (len == 0 || (len == 1 && s[i] == '.') || (len == 2 && s[i] == '.' && s[i + 1] == '.'))
+			return false;
+		i = j + 1;
+	}
+	return memchr(s, '\0', n) == NULL;
+}
+
+/*
+ * Writes the copies a memfd holds into the private home: records of
+ * u32 kind (0 folder, 1 file), u32 path length, u32 data length, path, data;
+ * folders come before what they hold.  Runs as the account, inside the wall.
+ * 0, or an errno with the failing path in `why`.
+ */
+static int write_share(const struct ows__plan *p, int memfd, char *why, size_t why_len)
+{
+	struct stat st;
+	if (!p->priv_home || fstat(memfd, &st) != 0 || st.st_size < 0 || st.st_size > (32 << 20))
+		return EINVAL;
+	size_t size = (size_t)st.st_size;
+	const char *data = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, memfd, 0) : NULL;
+	if (size && data == MAP_FAILED)
+		return errno;
+	int home = open(p->priv_home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int e = home < 0 ? errno : 0;
+	for (size_t off = 0; !e && off < size;) {
+		uint32_t h[3];
+		if (size - off < sizeof(h)) {
+			e = EINVAL;
+			break;
+		}
+		memcpy(h, data + off, sizeof(h));
+		off += sizeof(h);
+		if (h[1] >= 4096 || h[2] > size - off || h[1] > size - off - h[2] ||
+		    !share_path_ok(data + off, h[1])) {
+			e = EINVAL;
+			break;
+		}
+		char path[4096];
+		memcpy(path, data + off, h[1]);
+		path[h[1]] = '\0';
+		const char *content = data + off + h[1];
+		off += h[1] + h[2];
+		why[0] = '\0';
+		ows__buf_add(why, why_len, path);
+		/* The folders above a lone file (.aws for .aws/config) first. */
+		for (char *sl = strchr(path, '/'); sl; sl = strchr(sl + 1, '/')) {
+			*sl = '\0';
+			if (mkdirat(home, path, 0700) != 0 && errno != EEXIST)
+				e = errno;
+			*sl = '/';
+		}
+		if (e)
+			break;
+		if (h[0] == 0) {
+			if (mkdirat(home, path, 0700) != 0 && errno != EEXIST)
+				e = errno;
+			continue;
+		}
+		int fd = openat(home, path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			e = errno;
+			break;
+		}
+		for (size_t w = 0; !e && w < h[2];) {
+			ssize_t k = write(fd, content + w, h[2] - w);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				e = k < 0 ? errno : EIO;
+			else
+				w += (size_t)k;
+		}
+		close(fd);
+	}
+	if (home >= 0)
+		close(home);
+	if (size)
+		munmap((void *)data, size);
+	return e;
+}
+
 void ows__init_serve(const struct ows__plan *p)
 {
 	static struct child children[OWS_INIT_MAX_PROCS];
@@ -818,6 +909,13 @@ void ows__init_serve(const struct ows__plan *p)
 		}
 		if (n == (ssize_t)sizeof(m) && m.type == OWS_MSG_SPAWN) {
 			handle_spawn(p, &m, fds, nfds, children);
+			continue;
+		}
+		if (n == (ssize_t)sizeof(m) && m.type == OWS_MSG_SHARE && nfds == 1) {
+			struct ows__msg r = {.type = OWS_MSG_SHARED, .id = m.id};
+			r.err = write_share(p, fds[0], r.text, sizeof(r.text));
+			close(fds[0]);
+			ows__init_send(p->ctl, &r, sizeof(r));
 			continue;
 		}
 		for (int i = 0; i < nfds; i++)

@@ -110,6 +110,8 @@ enum ows__msg_type {
 	OWS_MSG_EXITED,     /* init → host: code */
 	OWS_MSG_KILL,       /* host → init: code = signal */
 	OWS_MSG_LISTENER,   /* init → host: the proxy's listening socket inside (SCM_RIGHTS) */
+	OWS_MSG_SHARE,      /* host → init: shared copies for the private home, in a memfd */
+	OWS_MSG_SHARED,     /* init → host: err 0, or why the copies could not be written */
 };
 
 struct ows__msg {
@@ -180,6 +182,13 @@ OWS__HIDDEN char *ows__canary_plant(const char *home, const char *id, ows_error 
 OWS__HIDDEN int ows__unix_listen(const char *addr, size_t len);
 /* Listens on the abstract "owsandbox-probe-<id>"; fills name and *len (0 on failure). */
 OWS__HIDDEN int ows__abstract_probe(const char *id, char *name, size_t size, socklen_t *len);
+/*
+ * Hands the shared copies to init, which writes them into p->priv_home as
+ * the account inside, owner-only (the account provider: only init may write
+ * in the account's private home).  Waits for init's answer.
+ */
+OWS__HIDDEN int ows__ctl_send_share(ows_session *s, ows__ctl *c, const ows__file *files,
+				    size_t nfiles, ows_error *err);
 /* Closes the socket (init then ends everything) and waits until init is gone. */
 OWS__HIDDEN void ows__ctl_close(ows_session *s, ows__ctl *c);
 
