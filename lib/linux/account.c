@@ -297,6 +297,27 @@ static int start_launcher(struct account_impl *ai, char *const argv[], ows_error
 	return 0;
 }
 
+/*
+ * allowlist: ssh reaches its hosts through the proxy with `owsbx connect`,
+ * when the account can run an owsbx: one in the system's folders, or in a
+ * toolchain folder the person shares (~/.local/bin).  NULL when there is none.
+ */
+static char *tunnel_command(const ows__share *sh)
+{
+	static const char *const visible[] = {"/usr/", "/opt/", "/bin/", "/sbin/"};
+	char *exe = ows__find_owsbx();
+	bool seen = false;
+	for (size_t i = 0; exe && i < OWS__ARRAY_LEN(visible); i++)
+		seen |= strncmp(exe, visible[i], strlen(visible[i])) == 0;
+	for (size_t i = 0; exe && i < sh->ro_dirs.len; i++) {
+		size_t n = strlen(sh->ro_dirs.v[i]);
+		seen |= strncmp(exe, sh->ro_dirs.v[i], n) == 0 && exe[n] == '/';
+	}
+	char *cmd = seen ? ows__asprintf(NULL, "%s connect %%h %%p", exe) : NULL;
+	free(exe);
+	return cmd;
+}
+
 static int account_open(ows_session *s, const ows_policy *policy, const ows_config *config,
 			ows_error *err)
 {
@@ -399,9 +420,15 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	/* allowlist: the proxy listens on the host's loopback in 47800-47899, the one
 	 * range the closed account's firewall lets it reach; the proof reaches it. */
 	int proxy_port = 0;
-	if (s->net == OWS_NET_ALLOWLIST &&
-	    (rc = ows__session_start_proxy(s, policy, config, &share.hosts, NULL, &proxy_port,
-					   err)) < 0)
+	char *tunnel = s->net == OWS_NET_ALLOWLIST ? tunnel_command(&share) : NULL;
+	if (tunnel && (rc = ows__share_ssh_proxy(&share, tunnel, err)) < 0) {
+		free(tunnel);
+		goto fail;
+	}
+	if (s->net == OWS_NET_ALLOWLIST)
+		rc = ows__session_start_proxy(s, policy, config, &share.hosts, tunnel, &proxy_port, err);
+	free(tunnel);
+	if (rc < 0)
 		goto fail;
 	if ((rc = probes_open(&pb, home, s->id, closed, proxy_port, err)) < 0 ||
 	    (rc = build_argv(&av, policy, folders, nf, s->id, closed, home, &pb, err)) < 0 ||

@@ -497,3 +497,29 @@ int ows__share_ssh_proxy(ows__share *sh, const char *tunnel_cmd, ows_error *err)
 	}
 	return add_file(sh, ".ssh/config", data, (size_t)n, false, err);
 }
+
+/* The owsbx this host runs, or the first on its PATH; NULL when there is none. */
+char *ows__find_owsbx(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		const char *base = strrchr(self, '/');
+		if (base && strcmp(base + 1, "owsbx") == 0)
+			return strdup(self);
+	}
+	const char *path = getenv("PATH");
+	for (const char *d = path; d && *d;) {
+		const char *end = strchr(d, ':');
+		size_t len = end ? (size_t)(end - d) : strlen(d);
+		char cand[4096];
+		if (len && len < sizeof(cand) - 8 && d[0] == '/') {
+			snprintf(cand, sizeof(cand), "%.*s/owsbx", (int)len, d);
+			if (access(cand, X_OK) == 0)
+				return realpath(cand, NULL);
+		}
+		d = end ? end + 1 : NULL;
+	}
+	return NULL;
+}

@@ -220,6 +220,8 @@ OWS__HIDDEN int ows__share_collect(const ows_config *config, const ows_policy *p
 				   const char *home, const char *priv_home, ows__share *out,
 				   ows_error *err);
 OWS__HIDDEN void ows__share_free(ows__share *sh);
+/* The owsbx this host runs, or the first on its PATH (caller frees); NULL when none. */
+OWS__HIDDEN char *ows__find_owsbx(void);
 /* allowlist: ssh's copied config sends every host through `tunnel_cmd` (if ~/.ssh is shared). */
 OWS__HIDDEN int ows__share_ssh_proxy(ows__share *sh, const char *tunnel_cmd, ows_error *err);
 /* Adds the shared tools' variables to `env` and their bin folders to its PATH. */

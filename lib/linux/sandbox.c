@@ -746,32 +746,6 @@ static int plan_shared(struct ows__plan *p, struct landlock_impl *li, const char
 	return (p->passwd = keep(li, line, err)) ? 0 : OWS_ENOMEM;
 }
 
-/* The owsbx this host runs, or the first on its PATH; NULL when there is none. */
-static char *find_owsbx(void)
-{
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		const char *base = strrchr(self, '/');
-		if (base && strcmp(base + 1, "owsbx") == 0)
-			return strdup(self);
-	}
-	const char *path = getenv("PATH");
-	for (const char *d = path; d && *d;) {
-		const char *end = strchr(d, ':');
-		size_t len = end ? (size_t)(end - d) : strlen(d);
-		char cand[4096];
-		if (len && len < sizeof(cand) - 8 && d[0] == '/') {
-			snprintf(cand, sizeof(cand), "%.*s/owsbx", (int)len, d);
-			if (access(cand, X_OK) == 0)
-				return realpath(cand, NULL);
-		}
-		d = end ? end + 1 : NULL;
-	}
-	return NULL;
-}
-
 /*
  * allowlist: ssh and git reach their hosts through the proxy with
  * `owsbx connect`, so owsbx must be visible inside (read-only, at its own
@@ -782,7 +756,7 @@ static int plan_tunnel(struct ows__plan *p, struct landlock_impl *li, const char
 {
 	static const char *const visible[] = {"/usr/", "/opt/", "/bin/", "/sbin/", "/lib"};
 	*cmd = NULL;
-	char *exe = find_owsbx();
+	char *exe = ows__find_owsbx();
 	if (!exe)
 		return 0; /* git over https still works; ssh then has no way out */
 	bool seen = false;

@@ -5,7 +5,8 @@
 # 127.0.0.1 (test/tools_lib.sh), listed exactly as localhost:PORT: git in the person's
 # repository, make and cc, git clone and push over smart HTTP, curl over HTTPS, pip from
 # a local index, npm from a local registry. Each result is checked as the person too.
-# SSH is not covered: credentials are shared with the landlock provider only.
+# And git clone and push over SSH through `owsbx connect`, with the person's ssh shared
+# and owsbx shared as a toolchain (~/.local/bin), so that the account can run it.
 . "$(dirname "$0")/../account_lib.sh"
 PY=/usr/bin/python3
 S=$T/srv
@@ -183,6 +184,78 @@ else
 	is "$(kv got)" "$TOKEN-npm" "node requires the installed package inside"
 	is "$(as_person sh -c "cd $W/npmproj && node -e 'console.log(require(\"$NAME\"))'" 2>&1)" \
 		"$TOKEN-npm" "the person requires it too"
+fi
+
+# --- 7. git clone and push over SSH through the proxy (owsbx connect) -----------------------
+if [ ! -x /usr/sbin/sshd ]; then
+	skip "no sshd (apt-get install openssh-server)"
+else
+	K=$S/ssh
+	mkdir -p "$K"
+	ssh-keygen -q -t ed25519 -N '' -C owstest-host -f "$K/host_key" </dev/null
+	# A real key for this test (the fixture's is a fake), and owsbx in the person's
+	# ~/.local/bin, shared read-only: the closed account runs it as ssh's ProxyCommand.
+	as_person sh -c 'rm -f ~/.ssh/id_ed25519 ~/.ssh/id_ed25519.pub &&
+		ssh-keygen -q -t ed25519 -N "" -C owstest -f ~/.ssh/id_ed25519 &&
+		mkdir -p ~/.local/bin' </dev/null
+	install -o "$PERSON" -m 0755 "$ROOT/owsbx" "$PHOME/.local/bin/owsbx"
+	chmod 0755 "$PHOME/.local"
+	cp "$PHOME/.ssh/id_ed25519.pub" "$K/authorized_keys"
+	chmod 0644 "$K/authorized_keys"
+	as_person sh -c "cd $W && git init -q --bare -b main $W/ssh.git && git init -q -b main $W/seed &&
+		cd $W/seed && echo $TOKEN-ssh > seed.txt && git add seed.txt &&
+		git -c user.name=Owner -c user.email=o@owstest.invalid commit -q -m seed &&
+		git push -q $W/ssh.git main" </dev/null
+	if getent shadow "$PERSON" | cut -d: -f2 | grep -q '^!'; then usermod -p '*' "$PERSON"; fi
+	made_run_sshd=
+	if [ ! -d /run/sshd ]; then mkdir -m 0755 /run/sshd; made_run_sshd=1; fi
+	SP=
+	for _ in 1 2 3 4 5; do
+		SP=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+		cat >"$K/sshd_config" <<-EOF
+			Port $SP
+			ListenAddress 127.0.0.1
+			HostKey $K/host_key
+			PidFile none
+			AuthorizedKeysFile $K/authorized_keys
+			AllowUsers $PERSON
+			UsePAM no
+			StrictModes no
+			PasswordAuthentication no
+			KbdInteractiveAuthentication no
+			PermitRootLogin no
+			AllowTcpForwarding no
+			X11Forwarding no
+		EOF
+		/usr/sbin/sshd -D -e -f "$K/sshd_config" </dev/null >>"$K/sshd.log" 2>&1 &
+		SSHD=$!
+		for _ in $(seq 50); do ss -Htln "sport = :$SP" | grep -q . && break 2; sleep 0.1; done
+	done
+	printf '[localhost]:%s %s\n' "$SP" "$(cut -d' ' -f1,2 "$K/host_key.pub")" >"$PHOME/.ssh/known_hosts"
+	chown "$PERSON:" "$PHOME/.ssh/known_hosts"
+	cp -p "$CONF" "$T/config.before-ssh"
+	printf '[credentials]\nenable = ssh\n[toolchains]\nenable = .local/bin\n' >>"$CONF"
+	URL="ssh://$PERSON@localhost:$SP$W/ssh.git"
+	OUT=$(as_person "$PHOME/.local/bin/owsbx" run --provider account --net allowlist \
+		--allow-site "localhost:$SP" --rw "$W" -- /bin/sh -c "
+		cd $W && git clone -q $URL ssh-clone && cd ssh-clone || exit 9
+		echo seed=\$(cat seed.txt)
+		echo pushed-ssh > ssh.txt && git add ssh.txt &&
+		git -c user.name=Agent -c user.email=agent@owstest.invalid commit -q -m 'pushed over ssh' &&
+		git push -q origin main && echo push=ok" 2>&1 </dev/null)
+	RC=$?
+	ran "git over SSH: the session runs as the closed account"
+	is "$(kv seed)" "$TOKEN-ssh" "git clone over SSH through owsbx connect"
+	is "$(kv push)" ok "git push over SSH through owsbx connect"
+	is "$(as_person git -C "$W/ssh.git" log -1 --format=%s main)" "pushed over ssh" \
+		"as the person: the server's repository has the pushed commit"
+	check "sshd saw the person's key, from the proxy on the host's loopback" \
+		grep -q "Accepted publickey for $PERSON from 127.0.0.1" "$K/sshd.log"
+	kill "$SSHD" 2>/dev/null
+	wait "$SSHD" 2>/dev/null
+	[ -n "$made_run_sshd" ] && rmdir /run/sshd
+	cp -p "$T/config.before-ssh" "$CONF"
+	as_person rm -rf "$W/ssh.git" "$W/seed" "$W/ssh-clone" "$PHOME/.local/bin/owsbx"
 fi
 
 # What the closed account made in the person's folder goes with the person's files.
