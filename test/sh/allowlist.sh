@@ -87,6 +87,16 @@ AS_USER_ENV=()
 is "$(tr '\n' ' ' <<<"$out")" "403 200 403 blocked localhost " \
 	"a site allowed while the session runs opens at once, and closes again"
 
+# A shared entry brings its hosts: here a kubeconfig naming the upstream as its server.
+as_user /bin/sh -c "mkdir -p '$TU_HOME/.kube' && printf 'clusters:\n- cluster:\n    server: http://localhost:$UP\n' > '$TU_HOME/.kube/config'"
+cfg=$TU_BIN_DIR/kube.ini
+printf '[credentials]\nenable = kubectl\n' >"$cfg"
+chmod 0644 "$cfg"
+AS_USER_ENV=("OWSBX_CONFIG=$cfg")
+sbx run --net allowlist -- /bin/sh -c "curl -s -m 5 http://localhost:$UP/"
+AS_USER_ENV=()
+is "$SBX_OUT" "$TOKEN" "kubectl shared: the server its kubeconfig names is on the allow list"
+
 # A root host (its proxy runs threads): commands still run as nobody, behind the proxy.
 out=$(cd / && timeout 60 "$OWSBX" run --net allowlist --allow-site "localhost:$UP" -- \
 	/bin/sh -c "id -u; curl -s -m 5 http://localhost:$UP/" 2>&1)
