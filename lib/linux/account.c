@@ -92,10 +92,13 @@ static void launcher_cleanup(struct account_impl *ai, ows_session *s)
 		;
 }
 
-static void impl_free(struct account_impl *ai, ows_session *s)
+/*
+ * Closing the socket ends init and every process of the session; the
+ * launcher then removes the private folder and cgroups.  If it was stopped
+ * before it could, `cleanup` does.  Idempotent.
+ */
+static void stop_launcher(struct account_impl *ai, ows_session *s)
 {
-	if (!ai)
-		return;
 	int st = -1;
 	if (ai->ctl.fd >= 0)
 		close(ai->ctl.fd);
@@ -104,10 +107,16 @@ static void impl_free(struct account_impl *ai, ows_session *s)
 		while (waitpid(ai->ctl.pid, &st, 0) < 0 && errno == EINTR)
 			;
 		ai->ctl.pid = 0;
-		/* The launcher tidies up after its init; if it was stopped, ask again. */
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			launcher_cleanup(ai, s);
 	}
+}
+
+static void impl_free(struct account_impl *ai, ows_session *s)
+{
+	if (!ai)
+		return;
+	stop_launcher(ai, s);
 	revoke_all(ai, NULL);
 	free(ai->account);
 	ows__config_release(&ai->config);
@@ -470,18 +479,8 @@ static int account_close(ows_session *s, ows_error *err)
 	struct account_impl *ai = s->impl;
 	if (!ai)
 		return 0;
-	/* Init ends every process when the socket closes; the launcher then removes
-	 * the private folder and cgroups; the grants go last. */
-	int st = -1;
-	close(ai->ctl.fd);
-	ai->ctl.fd = -1;
-	if (ai->ctl.pid > 0) {
-		while (waitpid(ai->ctl.pid, &st, 0) < 0 && errno == EINTR)
-			;
-		ai->ctl.pid = 0;
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			launcher_cleanup(ai, s);
-	}
+	/* Every process first, then the grants: nothing runs that still holds one. */
+	stop_launcher(ai, s);
 	ows__ctl_close(s, &ai->ctl); /* marks every handle as ended */
 	int rc = revoke_all(ai, err);
 	impl_free(ai, s);
