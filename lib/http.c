@@ -299,17 +299,6 @@ enum {
 
 #define CH_LINE_MAX 4096
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 long ows__chunked_feed(ows__chunked *st, const char *buf, size_t len, bool *done)
 {
 	*done = false;
@@ -319,7 +308,7 @@ long ows__chunked_feed(ows__chunked *st, const char *buf, size_t len, bool *done
 		switch (st->state) {
 		case CH_SIZE0:
 		case CH_SIZE: {
-			int h = hexval(c);
+			int h = ows__hexval(c);
 			if (h >= 0) {
 				if (++st->line > 15)
 					return -1;

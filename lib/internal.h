@@ -41,6 +41,8 @@ OWS__HIDDEN char *ows__asprintf(ows_error *err, const char *fmt, ...) OWS__PRINT
 OWS__HIDDEN int64_t ows__now_ms(void);
 /* Fills buf with 2*n lower-case hex digits of fresh random bytes. */
 OWS__HIDDEN int ows__random_hex(char *buf, size_t n, ows_error *err);
+/* The value of one hex digit, or -1. */
+OWS__HIDDEN int ows__hexval(char c);
 
 /* --------------------------------------------------------------- strings */
 

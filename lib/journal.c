@@ -40,17 +40,6 @@ static char *encode(const char *s)
 	return out;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decodes in place; false on a malformed escape or an embedded NUL. */
 static bool decode(char *s)
 {
@@ -60,7 +49,7 @@ static bool decode(char *s)
 			*q++ = *p;
 			continue;
 		}
-		int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+		int hi = ows__hexval(p[1]), lo = hi < 0 ? -1 : ows__hexval(p[2]);
 		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 			return false;
 		*q++ = (char)(hi * 16 + lo);

@@ -113,3 +113,14 @@ void ows__strv_free(ows__strv *sv)
 	sv->v = NULL;
 	sv->len = sv->cap = 0;
 }
+
+int ows__hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

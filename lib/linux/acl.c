@@ -1034,18 +1034,6 @@ static void unlock_dir(int fd)
 		close(fd);
 }
 
-/* A DIR of its own for `dirfd`: a dup would share the read position with other walks. */
-static DIR *opendir_at(int dirfd)
-{
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	DIR *d = fdopendir(fd);
-	if (!d)
-		close(fd);
-	return d;
-}
-
 static int read_all(int fd, char **out, size_t *len)
 {
 	size_t cap = 4096, n = 0;
@@ -1165,7 +1153,7 @@ static int keep_collect(int dirfd, const char *dirpath, int self_fd, const ows__
 	struct stat self_st = {0};
 	if (self_fd >= 0)
 		fstat(self_fd, &self_st);
-	DIR *d = opendir_at(dirfd);
+	DIR *d = ows__opendir_at(dirfd);
 	if (!d)
 		return ows__fail_sys(err, dirpath, NULL, "cannot list the grant journal");
 	struct dirent *e;
@@ -1628,7 +1616,7 @@ static int cleanup_dir(int dirfd, const char *dirpath, uid_t uid, ows_error *err
 	int lfd = lock_dir(dirfd, err);
 	if (lfd < 0)
 		return lfd;
-	DIR *d = opendir_at(dirfd);
+	DIR *d = ows__opendir_at(dirfd);
 	if (!d) {
 		unlock_dir(lfd);
 		return ows__fail_sys(err, dirpath, NULL, "cannot list the grant journal");

@@ -27,8 +27,7 @@
 
 static int empty_dir(int topfd, int dirfd, int depth, unsigned *moved);
 
-/* A fresh stream over a folder: dup() would share, and exhaust, the fd's offset. */
-static DIR *opendir_at(int dirfd)
+DIR *ows__opendir_at(int dirfd)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -43,7 +42,7 @@ static DIR *opendir_at(int dirfd)
 static int empty_dir(int topfd, int dirfd, int depth, unsigned *moved)
 {
 	int rc = 0;
-	DIR *d = opendir_at(dirfd);
+	DIR *d = ows__opendir_at(dirfd);
 	if (!d)
 		return -1;
 	struct dirent *e;
@@ -139,7 +138,7 @@ static int open_root(const char *root, uid_t owner, mode_t mode, ows_error *err)
 /* Removes session folders whose host no longer holds their lock. */
 static void remove_stale(int rootfd)
 {
-	DIR *d = opendir_at(rootfd);
+	DIR *d = ows__opendir_at(rootfd);
 	if (!d)
 		return;
 	struct dirent *e;

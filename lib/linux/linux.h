@@ -2,6 +2,7 @@
 #ifndef OWS_LINUX_H
 #define OWS_LINUX_H
 
+#include <dirent.h>
 #include <linux/filter.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -83,6 +84,9 @@ OWS__HIDDEN int ows__private_create(ows__private *pv, const char *base, const ch
 /* Removes the session's private folder and releases the lock. */
 OWS__HIDDEN int ows__private_remove(ows__private *pv, ows_error *err);
 
+/* A stream of its own over the folder open at `dirfd`: a dup() would share, and
+ * exhaust, the descriptor's read position.  Caller closedir()s it. */
+OWS__HIDDEN DIR *ows__opendir_at(int dirfd);
 /* Removes `name` under `dirfd` and everything beneath, never following a link. */
 OWS__HIDDEN int ows__rmtree_at(int dirfd, const char *name);
 
