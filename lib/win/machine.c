@@ -339,15 +339,23 @@ static char *sid_string(const char *account, ows_error *err)
 	return s;
 }
 
+/* The closed account as the one user a firewall rule or WFP filter applies to. */
+static int closed_account_sddl(wchar_t sddl[256], ows_error *err)
+{
+	char *sid = sid_string(OWS__WIN_CLOSED_USER_A, err);
+	if (!sid)
+		return OWS_ESYS;
+	swprintf(sddl, 256, L"O:LSD:(A;;CC;;;%hs)", sid);
+	free(sid);
+	return 0;
+}
+
 static int step_firewall(mctx *m)
 {
 	progress(m, "firewall rule");
-	char *sid = sid_string(OWS__WIN_CLOSED_USER_A, m->err);
-	if (!sid)
-		return OWS_ESYS;
 	wchar_t sddl[256];
-	swprintf(sddl, 256, L"O:LSD:(A;;CC;;;%hs)", sid);
-	free(sid);
+	if (closed_account_sddl(sddl, m->err) < 0)
+		return OWS_ESYS;
 	json_t *c = change(m->rec, "firewall_rule");
 	char *name8 = ows__narrow(OWS__WIN_FIREWALL_RULE);
 	json_object_set_new(c, "name", json_string(name8 ? name8 : ""));
@@ -436,12 +444,9 @@ static bool parse_guid(const char *s, GUID *g)
 static int step_wfp(mctx *m)
 {
 	progress(m, "loopback filters");
-	char *sid = sid_string(OWS__WIN_CLOSED_USER_A, m->err);
-	if (!sid)
-		return OWS_ESYS;
 	wchar_t sddl[256];
-	swprintf(sddl, 256, L"O:LSD:(A;;CC;;;%hs)", sid);
-	free(sid);
+	if (closed_account_sddl(sddl, m->err) < 0)
+		return OWS_ESYS;
 	PSECURITY_DESCRIPTOR sd = NULL;
 	ULONG sdlen = 0;
 	if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &sd, &sdlen))
