@@ -115,6 +115,7 @@ typedef struct override {
 
 /* A listener handed over by a sandbox: a socket in its own network namespace. */
 typedef struct adopted {
+	endpoint tag;       /* first, with no conn: how the loop tells it from a connection */
 	ows__sock s;
 	struct adopted *next;
 } adopted;
@@ -123,7 +124,7 @@ struct ows_proxy {
 	ows__loop *loop;
 	ows__sock ls;
 	char ltag;
-	adopted *adopted;   /* pushed by the host's thread, read by the loop; freed at stop */
+	adopted *adopted;   /* listeners sandboxes handed over: closed and freed at stop */
 	pthread_mutex_t amu;
 	int port;
 	pthread_t thread;
@@ -917,17 +918,6 @@ static void on_connect_ready(ows_proxy *px, conn *c, int64_t now)
 	fail_upstream(c, 502, what);
 }
 
-/* The adopted listener an event is for, or NULL. */
-static adopted *adopted_for(ows_proxy *px, const void *ptr)
-{
-	pthread_mutex_lock(&px->amu);
-	adopted *a = px->adopted;
-	while (a && (const void *)a != ptr)
-		a = a->next;
-	pthread_mutex_unlock(&px->amu);
-	return a;
-}
-
 static void accept_all(ows_proxy *px, ows__sock listener, int64_t now)
 {
 	for (;;) {
@@ -1035,9 +1025,8 @@ static void *loop_main(void *arg)
 				accept_all(px, px->ls, now);
 				continue;
 			}
-			adopted *a = adopted_for(px, ev[i].ptr);
-			if (a) {
-				accept_all(px, a->s, now);
+			if (!((endpoint *)ev[i].ptr)->c) { /* a listener a sandbox handed over */
+				accept_all(px, ((adopted *)ev[i].ptr)->s, now);
 				continue;
 			}
 			endpoint *e = ev[i].ptr;
@@ -1326,7 +1315,7 @@ int ows__proxy_adopt_listener(ows_proxy *px, ows__sock s, ows_error *err)
 	a->next = px->adopted;
 	px->adopted = a;
 	pthread_mutex_unlock(&px->amu);
-	/* The loop may see an event for it from now on: it is already listed. */
+	/* Listed for ows_proxy_stop to close; the loop knows it by its empty tag. */
 	if (ows__loop_watch(px->loop, s, a, true, true, false) < 0)
 		return ows__fail_sys(err, "epoll", NULL, "cannot watch the sandbox's listener");
 	return 0;
