@@ -1,0 +1,25 @@
+#!/bin/bash
+# The shared attack suite: every fragment in test/attack/*.sh, run for each Linux
+# provider and each network mode, by a throwaway person from inside the sandbox.
+# One wall with two identities must hold the same way under both; each attack sits
+# next to a control that succeeds, so a wall that refuses everything fails too.
+#
+# A fragment adds its name to ATTACKS and defines attack_NAME, which is called once per
+# (provider, mode) with P and NET set and fresh folders in place (test/attack/lib.sh).
+. "$(dirname "$0")/../account_lib.sh"
+. "$ROOT/test/attack/lib.sh"
+ATTACKS=""
+for frag in "$ROOT"/test/attack/[a-z]*.sh; do
+	# shellcheck disable=SC1090
+	. "$frag"
+done
+for P in landlock account; do
+	for NET in none allowlist open; do
+		attack_fresh
+		for a in $ATTACKS; do
+			"attack_$a"
+		done
+	done
+done
+attack_cleanup
+done_testing
