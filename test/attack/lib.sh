@@ -13,6 +13,7 @@
 #   tag                    "[P/NET]", to start every test name with
 #   check / ok / not_ok / skip / diag   from account_lib.sh
 
+PY=/usr/bin/python3
 ATK=$PHOME/atk
 # shellcheck disable=SC2034 # PROBE comes from test/lib.sh, sourced for its text only
 PROBE_TEXT=$(. "$ROOT/test/lib.sh" >/dev/null; printf '%s' "$PROBE")

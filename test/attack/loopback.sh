@@ -59,12 +59,12 @@ out = []
 for a in sys.argv[1:]:
     kind, arg = a.split("=", 1)
     if kind == "scan":
-        p = os.environ.get("HTTP_PROXY", "").rsplit(":", 1)[-1].strip("/")
+        p = os.environ.get("HTTPS_PROXY", "").rsplit(":", 1)[-1].strip("/")
         hits = [str(q) for q in range(47800, 47900) if str(q) != p and tcp(q).startswith("REACHED")]
         out.append("HIT:" + ",".join(hits) if hits else "ONLY-OWN")
         continue
     if kind == "proxy":
-        p = os.environ.get("HTTP_PROXY", os.environ.get("http_proxy", ""))
+        p = os.environ.get("HTTPS_PROXY", "")
         arg = p.rsplit(":", 1)[-1].strip("/") if p else "0"
         r = tcp(arg)
         out.append("PROXY:" + ("REACHED" if r.startswith("REACHED") else r))
