@@ -59,11 +59,13 @@
 #include <unistd.h>
 
 #include "linux/init.h"
+#include "linux/view.h"
 
 #define ID_LEN 32
 #define MAX_FOLDERS 32
 #define MAX_SOCKETS 4
-#define MAX_ARGS (2 + 2 * (MAX_FOLDERS + MAX_SOCKETS + 10))
+#define MAX_GUARDED 64
+#define MAX_ARGS (2 + 2 * (MAX_FOLDERS + MAX_SOCKETS + MAX_GUARDED + 10))
 #define MAX_ARG_LEN 4000
 
 static const char *const controllers[] = {"memory", "pids", "cpu"};
@@ -78,22 +80,32 @@ struct folder {
 	const char *path;
 	bool rw;
 	int fd;         /* O_PATH, opened without following links */
-	int clone;      /* a detached copy, when a private tmpfs covers the path */
-	char rule[32];  /* /proc/self/fd/N: Landlock rules use the object checked here */
+	struct stat st; /* what it was when checked: init binds only that folder */
+};
+
+/* A path in a read-write folder bound over itself: read-only, or (pin) read-write. */
+struct guarded {
+	const char *path;
+	bool pin;
+	bool is_file;
 };
 
 struct request {
 	bool cleanup;
 	bool closed;
 	bool has_account;
+	bool has_net;
+	ows_net net;
 	const char *id;
 	struct folder folders[MAX_FOLDERS];
 	int nfolders;
 	const char *home;
 	unsigned long memory_mb, processes, cpu_percent;
-	unsigned long port_in, port_out;
+	unsigned long proxy_port;
 	const char *sockets[MAX_SOCKETS];
 	int nsockets;
+	struct guarded guarded[MAX_GUARDED];
+	int nguarded;
 };
 
 static struct conf conf;
@@ -298,14 +310,31 @@ static void check_folder(struct folder *f)
 	f->fd = open_nofollow(f->path, O_PATH | O_DIRECTORY);
 	if (f->fd < 0)
 		refuse("a folder does not exist or passes through a link", f->path, errno);
-	struct stat st;
-	if (fstat(f->fd, &st) != 0 || !S_ISDIR(st.st_mode))
+	if (fstat(f->fd, &f->st) != 0 || !S_ISDIR(f->st.st_mode))
 		refuse("a folder is not a folder", f->path, ENOTDIR);
 	/* Only the caller's own folders: the account owns other people's private folders. */
-	if (caller != 0 && st.st_uid != caller)
+	if (caller != 0 && f->st.st_uid != caller)
 		refuse("a session folder must belong to the caller", f->path, EPERM);
-	snprintf(f->rule, sizeof(f->rule), "/proc/self/fd/%d", f->fd);
-	f->clone = -1;
+}
+
+/* Bound over itself inside: only below a read-write folder, so it can only take away. */
+static void check_guarded(struct guarded *g)
+{
+	bool inside = false;
+	for (int i = 0; i < rq.nfolders && !inside; i++)
+		inside = rq.folders[i].rw && path_under(g->path, rq.folders[i].path) &&
+			 strcmp(g->path, rq.folders[i].path) != 0;
+	if (!path_is_canonical(g->path) || !inside)
+		refuse("a guarded path is not inside a read-write folder", g->path, EINVAL);
+	int fd = open_nofollow(g->path, O_PATH);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		refuse("a guarded path does not exist or passes through a link", g->path,
+		       fd < 0 ? errno : EIO);
+	close(fd);
+	if (!S_ISDIR(st.st_mode) && (g->pin || !S_ISREG(st.st_mode)))
+		refuse("a guarded path is neither a folder nor a file", g->path, EINVAL);
+	g->is_file = !S_ISDIR(st.st_mode);
 }
 
 static void parse(int argc, char **argv)
@@ -355,13 +384,25 @@ static void parse(int argc, char **argv)
 		} else if (strcmp(opt, "--cpu-percent") == 0 && !rq.cpu_percent) {
 			if (!parse_num(val, 1, 100000, &rq.cpu_percent))
 				refuse("bad --cpu-percent", val, EINVAL);
-		} else if (strcmp(opt, "--port-in") == 0 && !rq.port_in) {
-			if (!parse_num(val, 47800, 47899, &rq.port_in))
-				refuse("--port-in is not in 47800-47899", val, EINVAL);
-		} else if (strcmp(opt, "--port-out") == 0 && !rq.port_out) {
-			if (!parse_num(val, 1, 65535, &rq.port_out) ||
-			    (rq.port_out >= 47800 && rq.port_out <= 47899))
-				refuse("--port-out is not outside 47800-47899", val, EINVAL);
+		} else if (strcmp(opt, "--net") == 0 && !rq.has_net) {
+			static const char *const nets[] = {"none", "allowlist", "open"};
+			static const ows_net values[] = {OWS_NET_NONE, OWS_NET_ALLOWLIST, OWS_NET_OPEN};
+			size_t k = 0;
+			while (k < OWS__ARRAY_LEN(nets) && strcmp(nets[k], val) != 0)
+				k++;
+			if (k == OWS__ARRAY_LEN(nets))
+				refuse("--net is not none, allowlist or open", val, EINVAL);
+			rq.net = values[k];
+			rq.has_net = true;
+		} else if (strcmp(opt, "--proxy-port") == 0 && !rq.proxy_port) {
+			if (!parse_num(val, 47800, 47899, &rq.proxy_port))
+				refuse("--proxy-port is not in 47800-47899", val, EINVAL);
+		} else if (strcmp(opt, "--guard") == 0 || strcmp(opt, "--pin") == 0) {
+			if (rq.nguarded >= MAX_GUARDED)
+				refuse("too many guarded paths", NULL, E2BIG);
+			rq.guarded[rq.nguarded].path = val;
+			rq.guarded[rq.nguarded].pin = opt[2] == 'p';
+			rq.nguarded++;
 		} else if (strcmp(opt, "--probe-socket") == 0) {
 			struct stat st;
 			if (rq.nsockets >= MAX_SOCKETS || !path_is_canonical(val) ||
@@ -376,10 +417,17 @@ static void parse(int argc, char **argv)
 		refuse("--session is required", NULL, EINVAL);
 	if (rq.cleanup)
 		return;
-	if (!rq.has_account)
-		refuse("--account is required", NULL, EINVAL);
+	if (!rq.has_account || !rq.has_net)
+		refuse("--account and --net are required", NULL, EINVAL);
+	/* The closed account for none and allowlist, the open one for open: never crossed. */
+	if (rq.closed != (rq.net != OWS_NET_OPEN))
+		refuse("--net does not go with --account", NULL, EINVAL);
+	if ((rq.net == OWS_NET_ALLOWLIST) != (rq.proxy_port != 0))
+		refuse("--proxy-port goes with --net allowlist, and only there", NULL, EINVAL);
 	for (int i = 0; i < rq.nfolders; i++)
 		check_folder(&rq.folders[i]);
+	for (int i = 0; i < rq.nguarded; i++)
+		check_guarded(&rq.guarded[i]);
 	if (rq.home) {
 		int fd = open_nofollow(rq.home, O_PATH | O_DIRECTORY);
 		struct stat st;
@@ -552,176 +600,56 @@ static int make_private(int sb, uid_t uid, gid_t gid)
 
 static struct ows__plan plan;
 static ows__folder proof_folders[MAX_FOLDERS];
-static char private_dir[PATH_MAX + 64], private_rule[32], canary[PATH_MAX + 64];
-static char resolv[PATH_MAX];
+static struct stat folder_ids[MAX_FOLDERS];
+static ows__guard_entry guard[MAX_GUARDED];
+static char private_dir[PATH_MAX + 64], priv_home[PATH_MAX + 80], canary[PATH_MAX + 64];
+static char passwd_text[PATH_MAX + 400];
 static char *const empty_env[] = {NULL};
-
-static void add_rule(const char *path, uint64_t access)
-{
-	if (plan.nrules >= OWS_INIT_MAX_RULES) {
-		errno = E2BIG;
-		ows__init_die(&plan, "too many Landlock rules", path);
-	}
-	plan.rules[plan.nrules].path = path;
-	plan.rules[plan.nrules].access = access;
-	plan.nrules++;
-}
-
-static void mkdir_p(const char *path)
-{
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *s = buf + 1;; s++) {
-		char *slash = strchr(s, '/');
-		if (slash)
-			*slash = '\0';
-		struct stat st;
-		if (lstat(buf, &st) != 0) {
-			if (mkdir(buf, 0755) != 0)
-				ows__init_die(&plan, "mkdir", buf);
-		} else if (!S_ISDIR(st.st_mode)) {
-			errno = ENOTDIR;
-			ows__init_die(&plan, "mkdir", buf);
-		}
-		if (!slash)
-			break;
-		*slash = '/';
-		s = slash;
-	}
-}
-
-/*
- * Covers `dst` with a fresh tmpfs (nothing of the host's /tmp stays in
- * view), then puts back the session folders and the private folder that
- * lived below it, at their own paths.
- */
-static void private_tmpfs(const char *dst, const char *opts, int priv_fd)
-{
-	int priv_clone = -1;
-	for (int i = 0; i < rq.nfolders; i++)
-		if (path_under(rq.folders[i].path, dst)) {
-			rq.folders[i].clone = open_tree(rq.folders[i].fd, "", OPEN_TREE_CLONE |
-							OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-			if (rq.folders[i].clone < 0)
-				ows__init_die(&plan, "open_tree", rq.folders[i].path);
-		}
-	if (path_under(private_dir, dst)) {
-		priv_clone = open_tree(priv_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-		if (priv_clone < 0)
-			ows__init_die(&plan, "open_tree", private_dir);
-	}
-	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
-		ows__init_die(&plan, "mount tmpfs", dst);
-	/* Sorted by the host, so a folder is back before a folder below it. */
-	for (int i = 0; i < rq.nfolders; i++) {
-		if (rq.folders[i].clone < 0)
-			continue;
-		mkdir_p(rq.folders[i].path);
-		if (move_mount(rq.folders[i].clone, "", AT_FDCWD, rq.folders[i].path,
-			       MOVE_MOUNT_F_EMPTY_PATH) != 0)
-			ows__init_die(&plan, "move_mount", rq.folders[i].path);
-		close(rq.folders[i].clone);
-		rq.folders[i].clone = -1;
-	}
-	if (priv_clone >= 0) {
-		mkdir_p(private_dir);
-		if (move_mount(priv_clone, "", AT_FDCWD, private_dir, MOVE_MOUNT_F_EMPTY_PATH) != 0)
-			ows__init_die(&plan, "move_mount", private_dir);
-		close(priv_clone);
-	}
-}
-
-static void plan_rules(void)
-{
-	static const char *const dirs[] = {"/usr", "/etc", "/opt", "/bin", "/sbin",
-					   "/lib", "/lib32", "/lib64", "/libx32"};
-	static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-					      "/dev/urandom", "/dev/tty", "/dev/ptmx"};
-	const uint64_t dev_rw = OWS_LL_FS_READ_FILE | OWS_LL_FS_WRITE_FILE | OWS_LL_FS_TRUNCATE |
-				OWS_LL_FS_IOCTL_DEV;
-	const uint64_t all = ows__landlock_fs_all(plan.abi);
-	struct stat st;
-
-	/* Symbolic links such as /bin -> usr/bin are covered by their target's rule. */
-	for (size_t i = 0; i < OWS__ARRAY_LEN(dirs); i++)
-		if (lstat(dirs[i], &st) == 0 && S_ISDIR(st.st_mode))
-			add_rule(dirs[i], OWS_LL_FS_READ);
-	add_rule("/proc", OWS_LL_FS_READ_FILE | OWS_LL_FS_READ_DIR);
-	add_rule("/sys", OWS_LL_FS_READ_FILE | OWS_LL_FS_READ_DIR);
-	add_rule("/dev", OWS_LL_FS_READ_DIR);
-	for (size_t i = 0; i < OWS__ARRAY_LEN(devices); i++)
-		if (lstat(devices[i], &st) == 0 && S_ISCHR(st.st_mode))
-			add_rule(devices[i], dev_rw);
-	if (lstat("/dev/pts", &st) == 0 && S_ISDIR(st.st_mode))
-		add_rule("/dev/pts", dev_rw | OWS_LL_FS_READ_DIR);
-	if (lstat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode))
-		add_rule("/dev/shm", all);
-	add_rule("/tmp", all);
-	/* Name resolution in `open`: /etc/resolv.conf may point into /run. */
-	if (!rq.closed && realpath("/etc/resolv.conf", resolv) && !path_under(resolv, "/etc") &&
-	    !path_under(resolv, "/usr") && stat(resolv, &st) == 0 && S_ISREG(st.st_mode))
-		add_rule(resolv, OWS_LL_FS_READ_FILE);
-	for (int i = 0; i < rq.nfolders; i++)
-		add_rule(rq.folders[i].rule, rq.folders[i].rw ? all : OWS_LL_FS_READ);
-	add_rule(private_rule, all);
-}
 
 /*
  * The sandbox's /etc/passwd: the account's home is its private home, so tools
  * that ask the system for ~ (ssh does) find what the person shared; no other
- * account of the machine is listed.  Written from the launcher's own record.
+ * account of the machine is listed.  Init writes it (root.c).
  */
-static void passwd_overlay(int priv_fd)
+static void plan_passwd(void)
 {
-	static char home[PATH_MAX + 80], text[PATH_MAX + 400];
 	const struct passwd *pw = getpwuid(plan.uid);
-	snprintf(home, sizeof(home), "%s/home", private_dir);
-	plan.priv_home = home;
-	int n = snprintf(text, sizeof(text),
-			 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-			 "%s:x:%u:%u::%s:/bin/sh\n"
-			 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-			 pw ? pw->pw_name : "sandbox", (unsigned)plan.uid, (unsigned)plan.gid, home);
-	int fd = openat(priv_fd, ".passwd", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
-			0644);
-	if (fd < 0 || write(fd, text, (size_t)n) != n || fchown(fd, plan.uid, plan.gid) != 0)
-		ows__init_die(&plan, "write the sandbox's passwd", private_dir);
-	close(fd);
-	char src[PATH_MAX + 80];
-	snprintf(src, sizeof(src), "%s/.passwd", private_dir);
-	if (mount(src, "/etc/passwd", NULL, MS_BIND, NULL) != 0 ||
-	    mount(NULL, "/etc/passwd", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
-		  NULL) != 0)
-		ows__init_die(&plan, "mount the sandbox's passwd", "/etc/passwd");
+	snprintf(priv_home, sizeof(priv_home), "%s/home", private_dir);
+	plan.priv_home = priv_home;
+	snprintf(passwd_text, sizeof(passwd_text),
+		 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+		 "%s:x:%u:%u::%s:/bin/sh\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		 pw ? pw->pw_name : "sandbox", (unsigned)plan.uid, (unsigned)plan.gid, priv_home);
+	plan.passwd = passwd_text;
 }
 
-static __attribute__((noreturn)) void init_main(int priv_fd)
+/* The same view as the landlock provider's (view.c), with the folders checked here. */
+static void plan_view(ows__strv *keep)
+{
+	ows_error e;
+	ows_error_clear(&e);
+	for (int i = 0; i < rq.nfolders; i++) {
+		proof_folders[i].path = (char *)rq.folders[i].path;
+		proof_folders[i].access = rq.folders[i].rw ? OWS_ACCESS_RW : OWS_ACCESS_RO;
+		folder_ids[i] = rq.folders[i].st;
+	}
+	for (int i = 0; i < rq.nguarded; i++)
+		guard[i] = (ows__guard_entry){(char *)rq.guarded[i].path, rq.guarded[i].is_file,
+					      rq.guarded[i].pin};
+	struct ows__view view = {
+		.folders = proof_folders, .nfolders = (size_t)rq.nfolders, .folder_ids = folder_ids,
+		.guard = guard, .nguard = (size_t)rq.nguarded, .private_disk = private_dir,
+	};
+	if (ows__net_plan(&plan, rq.net, &e) < 0 || ows__view_plan(&plan, keep, &view, &e) < 0)
+		refuse(e.what, e.where[0] ? e.where : NULL, e.sys_errno ? e.sys_errno : EINVAL);
+}
+
+/* Init: in the cgroups first, while the host's /sys is still in view; then as landlock's. */
+static int init_start(void *unused)
 {
 	cgroups_join(&plan);
-	private_tmpfs("/tmp", "mode=1777", priv_fd);
-	struct stat st;
-	if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) &&
-	    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777") != 0)
-		ows__init_die(&plan, "mount tmpfs", "/dev/shm");
-	/* Only this namespace's processes in /proc. */
-	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-		ows__init_die(&plan, "mount proc", "/proc");
-
-	passwd_overlay(priv_fd);
-
-	/* Whatever the caller left on 0-2 (a terminal) stays outside. */
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	for (int i = 0; null >= 0 && i < 3; i++)
-		dup2(null, i);
-	if (null > 2)
-		close(null);
-	plan_rules();
-	ows__init_drop_identity(&plan);
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		ows__init_die(&plan, "set non-dumpable", NULL);
-	ows__init_restrict(&plan);
-	ows__init_prove(&plan);
-	ows__init_serve(&plan);
+	ows__init_main(&plan);
 }
 
 /* What the process outside keeps: enough to remove an account-owned tree. */
@@ -754,30 +682,16 @@ static __attribute__((noreturn)) void session(void)
 	int lock = take_lock(sb);
 	int priv = make_private(sb, uid, gid);
 	snprintf(private_dir, sizeof(private_dir), "%s/sandboxes/%s", conf.state_dir, rq.id);
-	snprintf(private_rule, sizeof(private_rule), "/proc/self/fd/%d", priv);
 	cgroups_create();
 
 	plan.uid = uid;
 	plan.gid = gid;
 	plan.groups[0] = gid;
 	plan.ngroups = 1;
-	plan.abi = ows__landlock_abi();
-	if (plan.abi < 1)
-		refuse("Landlock is not available in this kernel", NULL, EOPNOTSUPP);
-	plan.handled_fs = ows__landlock_fs_all(plan.abi);
-	if (plan.abi >= 6)
-		plan.scoped = OWS_LL_SCOPE_ABSTRACT_UNIX_SOCKET | OWS_LL_SCOPE_SIGNAL;
-	plan.net = rq.closed ? OWS_NET_NONE : OWS_NET_OPEN;
-	/* The firewall keys on the uid; seccomp refuses what it cannot see (vsock, packet). */
-	if (ows__seccomp_build(&plan.seccomp, OWS_NET_OPEN, NULL) < 0)
-		refuse("cannot build the seccomp filter", NULL, EINVAL);
-	plan.firewall = true;
-	plan.port_inside = (uint16_t)rq.port_in;
-	plan.port_outside = (uint16_t)rq.port_out;
-	for (int i = 0; i < rq.nfolders; i++) {
-		proof_folders[i].path = (char *)rq.folders[i].path;
-		proof_folders[i].access = rq.folders[i].rw ? OWS_ACCESS_RW : OWS_ACCESS_RO;
-	}
+	ows__strv keep = {0};
+	plan_view(&keep);
+	plan_passwd();
+	plan.proxy_port = (uint16_t)rq.proxy_port;
 	plan.folders = proof_folders;
 	plan.nfolders = (size_t)rq.nfolders;
 	plan.home = rq.home;
@@ -795,15 +709,10 @@ static __attribute__((noreturn)) void session(void)
 	plan.envp = empty_env;
 	plan.ctl = 3;
 
-	if (unshare(CLONE_NEWPID) != 0)
-		refuse("cannot create a PID namespace", NULL, errno);
-	pid_t pid = fork();
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	pid_t pid = clone(init_start, stack + sizeof(stack), plan.clone_flags | SIGCHLD, NULL);
 	if (pid < 0)
-		refuse("cannot fork", NULL, errno);
-	if (pid == 0) {
-		close(sb);
-		init_main(priv);
-	}
+		refuse("cannot start the sandbox's namespaces", NULL, errno);
 	/* Outside: hold nothing of the sandbox's, wait for init, then tidy up. */
 	close(3);
 	close(priv);
@@ -858,13 +767,6 @@ int main(int argc, char **argv)
 		refuse("cannot become wholly root", NULL, errno);
 	read_conf();
 	check_caller();
-	/*
-	 * A mount namespace of our own before any folder is opened: init can
-	 * then clone what it opened (open_tree needs a mount of its own
-	 * namespace), and nothing mounted here reaches the host.
-	 */
-	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		refuse("cannot make a private mount namespace", NULL, errno);
 	/*
 	 * The request's paths are looked up with the caller's own file access:
 	 * the launcher's answers must not tell what exists where the caller

@@ -32,6 +32,8 @@
 #include <unistd.h>
 
 #include "init.h"
+#include "proxy.h"
+#include "view.h"
 
 extern char **environ;
 
@@ -126,80 +128,29 @@ static void impl_free(struct account_impl *ai, ows_session *s)
 /* ---------------------------------------------------------------- probes */
 
 struct probes {
-	int in_fd, out_fd, abstract_fd;
-	int port_in, port_out;
+	int abstract_fd;
 	char *canary;
 };
 
 static void probes_close(struct probes *pb)
 {
-	if (pb->in_fd >= 0)
-		close(pb->in_fd);
-	if (pb->out_fd >= 0)
-		close(pb->out_fd);
 	if (pb->abstract_fd >= 0)
 		close(pb->abstract_fd);
 	if (pb->canary)
 		unlink(pb->canary);
 	free(pb->canary);
 	pb->canary = NULL;
-	pb->in_fd = pb->out_fd = pb->abstract_fd = -1;
+	pb->abstract_fd = -1;
 }
 
-static int listen_tcp(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr = {.s_addr = htonl(INADDR_LOOPBACK)}};
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 4) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int port_of(int fd)
-{
-	struct sockaddr_in sa;
-	socklen_t len = sizeof(sa);
-	return getsockname(fd, (struct sockaddr *)&sa, &len) == 0 ? ntohs(sa.sin_port) : 0;
-}
-
-/*
- * What the proof reaches for: a file planted in the home, and for the
- * closed account a listener inside 47800-47899 (must answer) and one
- * outside (must not), plus an abstract socket (must stay out of reach).
- */
-static int probes_open(struct probes *pb, const char *home, const char *id, bool closed,
-		       int proxy_port, ows_error *err)
+/* What the proof reaches for: a file planted in the home and an abstract socket. */
+static void probes_open(struct probes *pb, const char *home, const char *id, ows_error *err)
 {
 	if (home)
 		pb->canary = ows__canary_plant(home, id, err);
-	if (closed) {
-		for (int port = 47899; !proxy_port && port >= 47800 && pb->in_fd < 0; port--)
-			pb->in_fd = listen_tcp(port);
-		if (!proxy_port && pb->in_fd < 0)
-			return ows__fail(err, OWS_EUNSUPPORTED, EADDRINUSE, "127.0.0.1:47800-47899",
-					 "free a port in 47800-47899", "cannot listen in the proxy range");
-		pb->port_in = proxy_port ? proxy_port : port_of(pb->in_fd);
-		for (int tries = 0; tries < 8 && pb->out_fd < 0; tries++) {
-			pb->out_fd = listen_tcp(0);
-			int p = pb->out_fd >= 0 ? port_of(pb->out_fd) : 0;
-			if (p >= 47800 && p <= 47899) {
-				close(pb->out_fd);
-				pb->out_fd = -1;
-			}
-		}
-		if (pb->out_fd < 0)
-			return ows__fail_sys(err, "127.0.0.1", NULL, "cannot listen on loopback");
-		pb->port_out = port_of(pb->out_fd);
-	}
 	char name[108];
 	socklen_t len;
 	pb->abstract_fd = ows__abstract_probe(id, name, sizeof(name), &len);
-	return 0;
 }
 
 /* ---------------------------------------------------------------- launch */
@@ -210,12 +161,13 @@ static int cmp_folder(const void *a, const void *b)
 }
 
 static int build_argv(ows__strv *av, const ows_policy *policy, const ows__folder *folders,
-		      size_t nf, const char *id, bool closed, const char *home,
-		      const struct probes *pb, ows_error *err)
+		      size_t nf, const ows__guard_list *guard, const char *id, ows_net net,
+		      const char *home, int proxy_port, ows_error *err)
 {
 	int rc = 0;
-	const char *fixed[] = {"owsbx-launch", "session", "--account", closed ? "closed" : "open",
-			       "--session", id};
+	const char *fixed[] = {"owsbx-launch", "session",
+			       "--account", net != OWS_NET_OPEN ? "closed" : "open",
+			       "--net", ows__net_name(net), "--session", id};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(fixed) && rc == 0; i++)
 		rc = ows__strv_push(av, fixed[i], err);
 	for (size_t i = 0; i < nf && rc == 0; i++) {
@@ -235,10 +187,13 @@ static int build_argv(ows__strv *av, const ows_policy *policy, const ows__folder
 	if (rc == 0 && policy->has_limit[OWS_LIMIT_CPU_PERCENT])
 		rc = ows__strv_pushf(av, err, "--cpu-percent=%llu",
 				     (unsigned long long)policy->limit[OWS_LIMIT_CPU_PERCENT]);
-	if (rc == 0 && pb->port_in)
-		rc = ows__strv_pushf(av, err, "--port-in=%d", pb->port_in);
-	if (rc == 0 && pb->port_out)
-		rc = ows__strv_pushf(av, err, "--port-out=%d", pb->port_out);
+	if (rc == 0 && proxy_port)
+		rc = ows__strv_pushf(av, err, "--proxy-port=%d", proxy_port);
+	for (size_t i = 0; i < guard->len && rc == 0; i++) {
+		rc = ows__strv_push(av, guard->v[i].pin ? "--pin" : "--guard", err);
+		if (rc == 0)
+			rc = ows__strv_push(av, guard->v[i].path, err);
+	}
 	const char *agent = getenv("SSH_AUTH_SOCK");
 	struct stat st;
 	if (rc == 0 && agent && agent[0] == '/' && strlen(agent) < 1000 &&
@@ -330,7 +285,8 @@ static char *tunnel_command(const ows__share *sh)
 static int account_open(ows_session *s, const ows_policy *policy, const ows_config *config,
 			ows_error *err)
 {
-	struct probes pb = {.in_fd = -1, .out_fd = -1, .abstract_fd = -1};
+	struct probes pb = {.abstract_fd = -1};
+	ows__guard_list guard = {0};
 	ows__share share = {0};
 	ows__folder *folders = NULL;
 	ows__strv av = {0};
@@ -390,11 +346,14 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		folders[policy->nfolders + i] = (ows__folder){share.ro_dirs.v[i], OWS_ACCESS_RO};
 	qsort(folders, nf, sizeof(*folders), cmp_folder);
 
+	/* No traverse entries above a folder: the sandbox's root holds the folder itself,
+	 * so the account never walks the person's home, and a folder may be anywhere. */
 	for (size_t i = 0; i < nf; i++) {
 		const ows__folder *f = &folders[i];
-		rc = ows_acl_grant(config, s->id, ai->account, f->path, f->access,
-				   home ? home : f->path, err);
-		if (rc < 0)
+		if ((rc = ows_acl_grant(config, s->id, ai->account, f->path, f->access, NULL,
+					err)) < 0)
+			goto fail;
+		if (f->access == OWS_ACCESS_RW && (rc = ows__guard_add(&guard, f->path, err)) < 0)
 			goto fail;
 	}
 
@@ -426,8 +385,8 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 			break;
 		}
 
-	/* allowlist: the proxy listens on the host's loopback in 47800-47899, the one
-	 * range the closed account's firewall lets it reach; the proof reaches it. */
+	/* allowlist: as under landlock, init listens in the sandbox's own network on the
+	 * proxy's port and hands that socket over; the proof reaches the proxy through it. */
 	int proxy_port = 0;
 	char *tunnel = s->net == OWS_NET_ALLOWLIST ? tunnel_command(&share) : NULL;
 	if (tunnel && (rc = ows__share_ssh_proxy(&share, tunnel, err)) < 0) {
@@ -439,25 +398,28 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	free(tunnel);
 	if (rc < 0)
 		goto fail;
-	if ((rc = probes_open(&pb, home, s->id, closed, proxy_port, err)) < 0 ||
-	    (rc = build_argv(&av, policy, folders, nf, s->id, closed, home, &pb, err)) < 0 ||
+	probes_open(&pb, home, s->id, err);
+	if ((rc = build_argv(&av, policy, folders, nf, &guard, s->id, s->net, home, proxy_port,
+			     err)) < 0 ||
 	    (rc = start_launcher(ai, av.v, err)) < 0)
 		goto fail;
 	rc = ows__ctl_receive_proof(s, &ai->ctl, "account", err);
 	probes_close(&pb);
-	if (rc == OWS_EVERIFY && closed && err) {
-		/* The firewall is the one piece a person cannot check: say how to restore it. */
-		char cmd[sizeof(err->hint)];
-		ows__machine_fix(config, cmd, sizeof(cmd));
-		int n = snprintf(err->hint, sizeof(err->hint), "is the firewall table gone? ");
-		size_t room = sizeof(err->hint) - (size_t)n;
-		snprintf(err->hint + n, room, "%.*s", (int)(room - 1), cmd);
+	if (rc == 0 && s->proxy) {
+		/* The proof reached the proxy through this socket; now the proxy serves it. */
+		rc = ai->ctl.listener >= 0
+			? ows__proxy_adopt_listener(s->proxy, ai->ctl.listener, err)
+			: ows__fail(err, OWS_ESYS, EPROTO, "sandbox init", NULL,
+				    "the sandbox did not hand over its proxy listener");
+		if (rc == 0)
+			ai->ctl.listener = -1;
 	}
 	if (rc == 0 && share.nfiles)
 		rc = ows__ctl_send_share(s, &ai->ctl, share.files, share.nfiles, err);
 	if (rc < 0)
 		goto fail;
 	ows__share_free(&share);
+	ows__guard_free(&guard);
 	s->enforcement = "full";
 	s->impl = ai;
 	ows__strv_free(&av);
@@ -466,6 +428,7 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	return 0;
 fail:
 	ows__share_free(&share);
+	ows__guard_free(&guard);
 	probes_close(&pb);
 	impl_free(ai, s);
 	ows__strv_free(&av);

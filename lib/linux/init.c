@@ -445,38 +445,6 @@ static void proof_allowlist(proof *pr, const struct ows__plan *p)
 	check_set(c, e != 0, e ? "refused" : "a datagram was sent", e);
 }
 
-/* The closed account's firewall, seen from inside: only the proxy range answers. */
-static void proof_firewall(proof *pr, const struct ows__plan *p)
-{
-	const uint32_t loopback = htonl(0x7f000001), test_net = htonl(0xc0000201); /* 192.0.2.1 */
-	if (p->port_inside) {
-		ows__check *c = check_new(pr, "loopback port in 47800-47899 reachable", NULL);
-		int e = try_connect_tcp(loopback, p->port_inside, 3000);
-		check_set(c, e == 0, e ? "cannot reach the proxy range" : "connected", e);
-	}
-	if (p->port_outside) {
-		ows__check *c = check_new(pr, "loopback port outside 47800-47899 refused", NULL);
-		int e = try_connect_tcp(loopback, p->port_outside, 3000);
-		check_set(c, e != 0 && e != ETIMEDOUT,
-			  e == 0 ? "connected to a listening port" : e == ETIMEDOUT ? "hung" : "refused", e);
-	}
-	ows__check *c = check_new(pr, "public address refused at once", "192.0.2.1:443");
-	int e = try_connect_tcp(test_net, 443, 3000);
-	check_set(c, e != 0 && e != ETIMEDOUT,
-		  e == 0 ? "connected" : e == ETIMEDOUT ? "hung instead of being refused" : "refused", e);
-
-	c = check_new(pr, "udp refused", "192.0.2.1:53");
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	e = fd < 0 ? errno : 0;
-	if (fd >= 0) {
-		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53),
-					 .sin_addr = {.s_addr = test_net}};
-		e = sendto(fd, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
-		close(fd);
-	}
-	check_set(c, e != 0, e ? "sending refused" : "a datagram left", e);
-}
-
 static void proof_network(proof *pr, const struct ows__plan *p)
 {
 	struct {
@@ -492,10 +460,10 @@ static void proof_network(proof *pr, const struct ows__plan *p)
 		{"packet", AF_PACKET, SOCK_DGRAM, 0},
 	};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(probes); i++) {
-		bool must_fail = (p->net == OWS_NET_NONE && !p->firewall) ||
+		bool must_fail = p->net == OWS_NET_NONE ||
 				 probes[i].domain == AF_VSOCK || probes[i].domain == AF_PACKET ||
 				 probes[i].type == SOCK_RAW;
-		bool checked_open = (p->net != OWS_NET_NONE || p->firewall) &&
+		bool checked_open = p->net != OWS_NET_NONE &&
 				    probes[i].domain == AF_INET &&
 				    probes[i].type == SOCK_STREAM && probes[i].proto == 0;
 		if (!must_fail && !checked_open)
@@ -509,8 +477,6 @@ static void proof_network(proof *pr, const struct ows__plan *p)
 	}
 	if (p->net == OWS_NET_ALLOWLIST && p->proxy_port)
 		proof_allowlist(pr, p);
-	if (p->firewall && p->net != OWS_NET_OPEN)
-		proof_firewall(pr, p);
 	ows__check *c = check_new(pr, "io_uring", "refused");
 	long r = syscall(SYS_io_uring_setup, 1, NULL);
 	int e = r < 0 ? errno : 0;

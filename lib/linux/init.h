@@ -38,6 +38,9 @@ struct ows__mnt {
 	bool is_file;       /* a bind of one file (a device node) */
 	bool dev;           /* keep device nodes usable (no MOUNT_ATTR_NODEV) */
 	const char *mode;   /* M_TMPFS */
+	bool want_id;       /* M_BIND: the source must still be want_dev/want_ino */
+	dev_t want_dev;
+	ino_t want_ino;
 	int fd;             /* filled by init: the detached mount */
 };
 
@@ -81,12 +84,6 @@ struct ows__plan {
 	char abstract_name[108];
 	socklen_t abstract_len;
 	char *const *envp;
-	/* account provider: the firewall keys on the uid, so sockets may be
-	 * created and the proof connects instead (closed account: ports the
-	 * host listens on, inside and outside 47800-47899; 0 for none). */
-	bool firewall;
-	uint16_t port_inside;
-	uint16_t port_outside;
 
 	const char *private_dir;     /* made by init on the sandbox's /tmp when set */
 	uint16_t proxy_port;         /* allowlist: listen on 127.0.0.1:port inside, for the host */
@@ -148,6 +145,14 @@ OWS__HIDDEN void ows__init_restrict(const struct ows__plan *p);
 OWS__HIDDEN void ows__init_prove(const struct ows__plan *p);
 /* Serves spawn and kill requests until the control socket closes. */
 OWS__HIDDEN __attribute__((noreturn)) void ows__init_serve(const struct ows__plan *p);
+/*
+ * Init's whole life, for both providers (root.c): keeps only the control
+ * socket, builds the sandbox's root from the plan and pivots into it, writes
+ * the shared copies, opens the proxy's listener (allowlist), then drops its
+ * identity, restricts itself, proves the wall and serves.  Called in the
+ * child of clone() with the plan's namespaces.
+ */
+OWS__HIDDEN __attribute__((noreturn)) void ows__init_main(struct ows__plan *p);
 
 /* --------------------------------------------------------------- host side */
 

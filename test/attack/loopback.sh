@@ -43,10 +43,11 @@ trap 'loop_cleanup; teardown' EXIT
 
 LOOP_PY='
 import os, socket, sys
-def tcp(port):
+def tcp(port, greeting=True):
     s = socket.socket(); s.settimeout(3)
     try:
-        s.connect(("127.0.0.1", int(port))); return "REACHED:" + s.recv(16).decode().strip()
+        s.connect(("127.0.0.1", int(port)))
+        return "REACHED:" + (s.recv(16).decode().strip() if greeting else "")
     except OSError as e:
         return e.__class__.__name__
 def unix(path):
@@ -60,13 +61,14 @@ for a in sys.argv[1:]:
     kind, arg = a.split("=", 1)
     if kind == "scan":
         p = os.environ.get("HTTPS_PROXY", "").rsplit(":", 1)[-1].strip("/")
-        hits = [str(q) for q in range(47800, 47900) if str(q) != p and tcp(q).startswith("REACHED")]
+        hits = [str(q) for q in range(47800, 47900)
+                if str(q) != p and tcp(q, False).startswith("REACHED")]
         out.append("HIT:" + ",".join(hits) if hits else "ONLY-OWN")
         continue
     if kind == "proxy":
         p = os.environ.get("HTTPS_PROXY", "")
         arg = p.rsplit(":", 1)[-1].strip("/") if p else "0"
-        r = tcp(arg)
+        r = tcp(arg, False)
         out.append("PROXY:" + ("REACHED" if r.startswith("REACHED") else r))
         continue
     out.append(tcp(arg) if kind == "tcp" else unix(arg))

@@ -1,6 +1,6 @@
 #!/bin/bash
-# allowlist on the account provider: the closed account, whose firewall lets it reach
-# only loopback 47800-47899, where the session's proxy listens on the host. A listed
+# allowlist on the account provider: the closed account, in a network namespace of its
+# own whose one way out is the session's proxy, listening there as under landlock. A listed
 # site answers through it; an unlisted one gets the proxy's 403; a program that ignores
 # the proxy variables reaches nothing; the proof reaches the proxy.
 . "$(dirname "$0")/../account_lib.sh"
@@ -29,8 +29,8 @@ read -r UP <"$T/up"
 
 out=$(owsbx verify --provider account --net allowlist 2>&1)
 check "the closed account's allowlist proof passes" grep -q '"passed": true' <<<"$out"
-check "it reaches a port in the proxy range (the proxy)" \
-	grep -q '"loopback port in 47800-47899 reachable' <<<"$out"
+check "it reaches the proxy, handed into its own network" \
+	grep -q '"proxy reachable on 127.0.0.1 port' <<<"$out"
 
 out=$(owsbx run --provider account --net allowlist --allow-site "localhost:$UP" -- /bin/sh -c "
 	echo proxy=\$http_proxy
@@ -44,7 +44,7 @@ check "http_proxy points into 47800-47899 ($(kv proxy))" \
 	grep -Eq '^http://127\.0\.0\.1:478[0-9][0-9]$' <<<"$(kv proxy)"
 check "a listed site answers through the proxy" [ "$(kv via)" = OWSTEST_ACCOUNT_UPSTREAM ]
 check "an unlisted site gets the proxy's 403" [ "$(kv refused)" = 403 ]
-check "a direct connection is refused by the firewall (curl exit $(kv direct))" \
+check "a direct connection is refused (own network) (curl exit $(kv direct))" \
 	[ "$(kv direct)" = 7 ]
 check "owsbx names the refused site and how to allow it" \
 	grep -q "refused owstest-refused.invalid:80" <<<"$out"

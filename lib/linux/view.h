@@ -1,0 +1,63 @@
+/*
+ * The sandbox's view and network, planned once for both Linux providers
+ * (view.c); init builds what is planned (root.c).
+ */
+#ifndef OWS_LINUX_VIEW_H
+#define OWS_LINUX_VIEW_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "init.h"
+
+/* A path bound over itself: read-only, or (pin) read-write so that it cannot be
+ * renamed or removed from inside (a mount point is busy). */
+typedef struct ows__guard_entry {
+	char *path;
+	bool is_file;
+	bool pin;
+} ows__guard_entry;
+
+typedef struct ows__guard_list {
+	ows__guard_entry *v;
+	size_t len;
+} ows__guard_list;
+
+/* What git runs by itself in the read-write folder `folder`, added to `g`. */
+OWS__HIDDEN int ows__guard_add(ows__guard_list *g, const char *folder, ows_error *err);
+OWS__HIDDEN int ows__guard_push(ows__guard_list *g, const char *path, bool is_file, bool pin,
+				ows_error *err);
+OWS__HIDDEN void ows__guard_free(ows__guard_list *g);
+
+/* What the sandbox holds besides the system, /dev, /proc and its own /tmp. */
+struct ows__view {
+	const ows__folder *folders;      /* the session's, at their own paths */
+	size_t nfolders;
+	const struct stat *folder_ids;   /* the launcher: what each folder was when checked, or NULL */
+	const ows__guard_entry *guard;   /* inside read-write folders: bound over themselves */
+	size_t nguard;
+	const char *const *ro_dirs;      /* toolchains the person shares: read-only */
+	size_t nro_dirs;
+	const char *exe;                 /* a program made visible (owsbx, for ssh's tunnel), or NULL */
+	const char *private_disk;        /* a private folder on disk, or NULL: init makes one in /tmp */
+};
+
+/*
+ * The network decision, made once from the mode: the namespaces to clone
+ * (a network namespace of its own unless `open`), Landlock's handled rights
+ * and scopes, and the seccomp filter.  Call it first: the view depends on it.
+ * OWS_EUNSUPPORTED, with the reason, when this kernel cannot build the wall.
+ */
+OWS__HIDDEN int ows__net_plan(struct ows__plan *p, ows_net net, ows_error *err);
+
+/*
+ * The view's mounts, skeleton and Landlock rules.  Strings the plan points at
+ * that `v` does not own are pushed to `keep`, which must outlive the clone.
+ */
+OWS__HIDDEN int ows__view_plan(struct ows__plan *p, ows__strv *keep, const struct ows__view *v,
+			       ows_error *err);
+
+/* `path` is `dir` or below it; every path is below "/". */
+OWS__HIDDEN bool ows__path_under(const char *path, const char *dir);
+
+#endif /* OWS_LINUX_VIEW_H */
