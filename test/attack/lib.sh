@@ -30,7 +30,11 @@ attack_fresh() {
 	RW=$ATK/rw RO=$ATK/ro OUT=$ATK/out
 }
 
-attack_cleanup() { as_person rm -rf "$ATK"; }
+attack_cleanup() {
+	local c
+	as_person rm -rf "$ATK"
+	for c in ${ATTACK_CLEANUPS:-}; do "$c"; done
+}
 
 sbx() {
 	local opts=()

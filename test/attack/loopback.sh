@@ -39,7 +39,7 @@ LOOP_PID=$!
 for _ in $(seq 100); do [ -s "$LOOP_DIR/ports" ] && break; sleep 0.05; done
 read -r LOOP_IN LOOP_OUT <"$LOOP_DIR/ports"
 loop_cleanup() { kill "$LOOP_PID" 2>/dev/null; rm -f "$LOOP_SOCK"; }
-trap 'loop_cleanup; teardown' EXIT
+ATTACK_CLEANUPS="${ATTACK_CLEANUPS:-} loop_cleanup"
 
 LOOP_PY='
 import os, socket, sys

@@ -13,6 +13,7 @@ for frag in "$ROOT"/test/attack/[a-z]*.sh; do
 	# shellcheck disable=SC1090
 	. "$frag"
 done
+trap 'attack_cleanup; teardown' EXIT
 for P in landlock account; do
 	for NET in none allowlist open; do
 		attack_fresh

@@ -1,0 +1,35 @@
+# The host killed with SIGKILL mid-session: every process of the session ends, and
+# nothing of it stays on the machine (no private folder, no skeleton on the host's /tmp).
+ATTACKS="$ATTACKS lifetime"
+
+attack_lifetime() {
+	local uid host pids i
+	uid=$(id -u "$PERSON")
+	[ "$P" = account ] && uid=$(id -u "$([ "$NET" = open ] && echo "$OPEN" || echo "$CLOSED")")
+	rm -f "$OUT/up"
+	as_person "$BIN/owsbx" run --provider "$P" --net "$NET" --rw "$OUT" -- sh -c "
+		(setsid sleep 300 &) ; nohup sleep 300 >/dev/null 2>&1 &
+		touch '$OUT/up'; sleep 300" >/dev/null 2>&1 &
+	local job=$!
+	for _ in $(seq 200); do [ -e "$OUT/up" ] && break; sleep 0.05; done
+	check "$(tag) control: the session started its daemons" test -e "$OUT/up"
+	host=$(pgrep -u "$(id -u "$PERSON")" -f "owsbx run --provider $P --net $NET --rw $OUT" | head -1)
+	[ -n "$host" ] && kill -KILL "$host"
+	for i in $(seq 100); do
+		pids=$(pgrep -u "$uid" -x sleep)
+		[ -z "$pids" ] && break
+		sleep 0.05
+	done
+	check "$(tag) after SIGKILL of the host, no process of the session is left" test -z "$pids"
+	if [ "$P" = landlock ]; then
+		check "$(tag) ... and nothing under /tmp/owsandbox-$uid" test ! -e "/tmp/owsandbox-$uid"
+	else
+		for i in $(seq 100); do
+			[ -z "$(ls -A "$T/state/sandboxes" 2>/dev/null)" ] && break
+			sleep 0.05
+		done
+		check "$(tag) ... and no private folder in the state folder" \
+			test -z "$(ls -A "$T/state/sandboxes" 2>/dev/null)"
+	fi
+	wait "$job" 2>/dev/null
+}
