@@ -18,21 +18,33 @@
  * such as /tmp is accepted above a root-owned one).
  *
  * Requests:
- *   owsbx-launch session --account closed|open --session HEX32
+ *   owsbx-launch session --account closed|open --net none|allowlist|open
+ *                --session HEX32
  *                [--rw ABS]... [--ro ABS]... [--home ABS]
+ *                [--guard ABS]... [--pin ABS]...   (inside a --rw folder)
+ *                [--proxy-port N]                  (allowlist: 47800-47899)
  *                [--memory-mb N] [--processes N] [--cpu-percent N]
- *                [--port-in N] [--port-out N] [--probe-socket ABS]...
+ *                [--probe-socket ABS]...
  *   owsbx-launch cleanup --session HEX32
  *
  * `session` creates the private folder <state_dir>/sandboxes/<id>/ owned by
- * the account, optional cgroups, then a new PID and mount namespace whose
- * PID 1 mounts a private /proc, /tmp and /dev/shm, becomes the account,
- * restricts itself with Landlock and seccomp, proves the wall and serves the
- * host over the control socket (lib/linux/init.c).  The launcher's own
- * process stays outside with a trimmed capability set only to remove the
- * private folder and cgroups once init has ended; init ends when the
- * control socket closes, which includes the host dying.  `cleanup` removes
- * what a session left when that process was killed too.
+ * the account and optional cgroups, then plans the landlock provider's view
+ * with the same code (lib/linux/view.c: the system read-only, the folders
+ * at their own paths, each still the one checked here, --guard paths bound
+ * read-only and --pin folders read-write over themselves) and clones init
+ * into new PID, mount, IPC, UTS and (unless --net open) network namespaces.
+ * Init builds that root and pivots into it (lib/linux/root.c), in allowlist
+ * listens for the proxy inside and hands the socket to the host, becomes the
+ * account, restricts itself with Landlock and seccomp, proves the wall and
+ * serves the host over the control socket (lib/linux/init.c).  The
+ * launcher's own process stays outside with a trimmed capability set only to
+ * remove the private folder and cgroups once init has ended; init ends when
+ * the control socket closes, which includes the host dying.  `cleanup`
+ * removes what a session left when that process was killed too.
+ *
+ * What goes setuid: this file and lib/linux/{init,root,view,seccomp,
+ * landlock,fs,platform}.c, lib/{env,util,error}.c (see LAUNCH_OBJS in the
+ * Makefile).  No jansson, no inih.
  */
 #include <ctype.h>
 #include <dirent.h>

@@ -9,11 +9,14 @@
  *
  * The host stays the person.  It starts the setuid launcher (cli/launcher.c)
  * with the control socket as descriptor 3, an empty environment and a closed
- * set of arguments; the launcher's init becomes the account in a new PID
- * and mount namespace, restricts itself with Landlock and seccomp, proves
- * the wall and serves spawn requests over the same protocol as the
- * landlock provider (init.c, ctl.c).  Closing the socket, or the host
- * dying, ends every process of the session.
+ * set of arguments; the launcher plans the same view as the landlock
+ * provider (view.c) and its init builds it (root.c): its own root, PID, IPC,
+ * UTS and, for the closed account, network namespaces, the git guard, the
+ * proxy's listener handed in; it becomes the account, restricts itself with
+ * Landlock and seccomp, proves the wall and serves spawn requests over the
+ * same protocol (init.c, ctl.c).  Closing the socket, or the host dying,
+ * ends every process of the session.  The firewall keyed on the closed
+ * account's uid stays as a second layer behind its own network namespace.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -480,8 +483,8 @@ bool ows__account_ready(const ows_config *config, char *why, size_t why_len)
 		snprintf(why, why_len, "setup has not proved the wall yet: %s",
 			 "run `sudo owsbx machine sandbox setup` again");
 	} else if (ok) {
-		snprintf(why, why_len, "accounts %s and %s, setuid launcher %s; nftables by uid, "
-			 "ACL grants, Landlock and seccomp inside, own PID namespace",
+		snprintf(why, why_len, "the landlock provider's wall as accounts %s and %s "
+			 "(setuid launcher %s), with ACL grants and nftables by uid besides",
 			 m.closed_user, m.open_user, m.launcher);
 	} else {
 		snprintf(why, why_len, "%s (%s): %s", e.what, e.where, e.hint);

@@ -109,9 +109,10 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	    "minimal environment; secret-looking names never passed");
 	add(caps, "limits.wall_time", "enforced", "the host ends the command when time runs out");
 	char accwhy[512];
-	bool account = base && ows__account_ready(config, accwhy, sizeof(accwhy));
-	if (!base)
-		snprintf(accwhy, sizeof(accwhy), "needs Landlock, seccomp and namespaces (see above)");
+	/* The launcher is root: its namespaces need no unprivileged user namespace. */
+	bool account = abi >= 1 && seccomp && ows__account_ready(config, accwhy, sizeof(accwhy));
+	if (abi < 1 || !seccomp)
+		snprintf(accwhy, sizeof(accwhy), "needs Landlock and seccomp (see above)");
 	add(caps, "limits.memory_processes_cpu", account ? "enforced" : "unavailable",
 	    account ? "account provider: cgroup v1 memory, pids and cpu controllers"
 		    : "the landlock provider has no cgroup of its own; the account provider "
