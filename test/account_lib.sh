@@ -46,7 +46,7 @@ CLOSED=owstest_c$HEX OPEN=owstest_o$HEX GROUP=owstest_g$HEX PERSON=owstest_p$HEX
 TABLE=owstest_$HEX
 T=$(mktemp -d /tmp/owstest-XXXXXX)
 chmod 0755 "$T"
-BIN=$T/bin CONF=$T/config.ini PHOME=/home/$PERSON SNAP=$T/.snap
+BIN=$T/bin CONF=$T/config.ini PHOME=${OWSTEST_HOME_BASE:-/home}/$PERSON SNAP=$T/.snap
 ETC_BACKUPS="passwd- group- shadow- gshadow- subuid- subgid-"
 AGENT_PID=
 SET_UP=0

@@ -7,9 +7,10 @@
 # A fragment adds its name to ATTACKS and defines attack_NAME, which is called once per
 # (provider, mode) with P and NET set and fresh folders in place (test/attack/lib.sh).
 . "$(dirname "$0")/../account_lib.sh"
-. "$ROOT/test/attack/lib.sh"
+ATTACK_DIR=$(cd "$(dirname "$0")/../attack" && pwd)
+. "$ATTACK_DIR/lib.sh"
 ATTACKS=""
-for frag in "$ROOT"/test/attack/[a-z]*.sh; do
+for frag in "$ATTACK_DIR"/[a-z]*.sh; do
 	# shellcheck disable=SC1090
 	. "$frag"
 done
