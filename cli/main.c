@@ -34,30 +34,6 @@ static int open_status(int rc)
 	return rc == OWS_EINVAL || rc == OWS_ECONFIG ? OWSBX_EXIT_USAGE : OWSBX_EXIT_WALL;
 }
 
-/* The command starts where the person is, when that is inside a session folder. */
-static char *pick_cwd(const ows_policy *policy)
-{
-	char *here = getcwd(NULL, 0);
-	char *json = here ? ows_policy_to_json(policy) : NULL;
-	json_t *root = json ? json_loads(json, 0, NULL) : NULL;
-	json_t *folders = json_object_get(root, "folders");
-	size_t i;
-	json_t *f;
-	bool inside = false;
-	json_array_foreach(folders, i, f) {
-		const char *p = json_string_value(json_object_get(f, "path"));
-		size_t n = p ? strlen(p) : 0;
-		if (p && strncmp(here, p, n) == 0 && (here[n] == '/' || here[n] == '\0'))
-			inside = true;
-	}
-	json_decref(root);
-	ows_free(json);
-	if (!inside) {
-		free(here);
-		return NULL;
-	}
-	return here;
-}
 
 /* allowlist: the sites refused while the command ran, and how to allow them. */
 static void print_blocked(ows_session *s, int64_t since_ms)
@@ -100,7 +76,9 @@ static int cmd_run(owsbx_args *a, ows_config *config)
 
 	ows_spawn_options opts;
 	ows_spawn_options_init(&opts);
-	char *cwd = pick_cwd(a->policy);
+	/* The command starts where the person is, when that is inside a session folder. */
+	char *here = getcwd(NULL, 0);
+	const char *cwd = ows_session_cwd_for(s, here);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	int64_t started = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
@@ -108,7 +86,7 @@ static int cmd_run(owsbx_args *a, ows_config *config)
 	ows_proc *proc = NULL;
 	int status;
 	rc = ows_session_spawn(s, (const char *const *)a->argv, &opts, &proc, &err);
-	free(cwd);
+	free(here);
 	if (rc < 0) {
 		print_error(&err);
 		status = rc == OWS_ESPAWN ? OWSBX_EXIT_START : OWSBX_EXIT_WALL;

@@ -235,6 +235,13 @@ OWS_API const char *ows_session_proof_json(const ows_session *session);
 /* The session's private folder (HOME, TMPDIR and caches live under it). */
 OWS_API const char *ows_session_private_dir(const ows_session *session);
 /*
+ * Where a command starts when its options name no cwd: `here` (the host's
+ * own working folder, may be NULL) when it lies inside one of the session's
+ * folders, else the first read-write folder, else the private home.  Borrowed
+ * from the session, or `here` itself.
+ */
+OWS_API const char *ows_session_cwd_for(const ows_session *session, const char *here);
+/*
  * A short text for the agent: what the logins and tools the person shared
  * let it do ("you can push and pull over SSH ... as the person"), never
  * where they are kept.  "" when nothing is shared.  Borrowed.

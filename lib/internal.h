@@ -235,6 +235,18 @@ typedef struct ows__provider {
 } ows__provider;
 
 /*
+ * What every provider's session has in common, once its private folder
+ * `priv` exists (laid out as priv/home, priv/tmp, priv/cache, joined with
+ * `sep`): the environment (s->env, for `user` and `provider`) and the
+ * default working folder (the first read-write session folder, else the
+ * private home).  The paths are in `paths` on return (caller frees with
+ * ows__strv_free): home, tmp, cache, for the provider's own variables.
+ */
+OWS__HIDDEN int ows__session_layout(ows_session *s, const ows_policy *policy, const char *priv,
+				    char sep, const char *user, const char *provider,
+				    ows__strv *paths, ows_error *err);
+
+/*
  * allowlist: starts the session's proxy (s->proxy, stopped at close) with the
  * policy's sites, the machine's and `more_hosts` (may be NULL), and points
  * the proxy variables of s->env at it.  Call after s->env is built.
@@ -255,6 +267,7 @@ struct ows_session {
 	char *proof_json;
 	char *private_dir;
 	char *default_cwd;       /* first read-write folder, else the private home */
+	ows__strv folders;       /* the session folders' paths, for ows_session_cwd_for() */
 	ows__strv env;           /* the base environment of every command */
 	char *agent_text;        /* what shared logins let the agent do; NULL: nothing */
 	struct ows_proxy *proxy; /* allowlist: the session's proxy, stopped after close */

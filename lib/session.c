@@ -75,6 +75,7 @@ static void session_free(ows_session *s)
 	free(s->proof_json);
 	free(s->private_dir);
 	free(s->default_cwd);
+	ows__strv_free(&s->folders);
 	free(s->agent_text);
 	ows__strv_free(&s->env);
 	ows__audit_close(&s->audit);
@@ -123,9 +124,11 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 		rc = ows__fail(err, OWS_EUNSUPPORTED, 0, name,
 			       "run `owsbx report` to see the providers this machine offers",
 			       "this sandbox provider is not available here");
-	} else {
-		rc = s->ops->open(s, policy, config, err);
 	}
+	for (size_t i = 0; s->ops && rc == 0 && i < policy->nfolders; i++)
+		rc = ows__strv_push(&s->folders, policy->folders[i].path, err);
+	if (s->ops && rc == 0)
+		rc = s->ops->open(s, policy, config, err);
 	if (rc < 0) {
 		ows__audit_emit(&s->audit, "refused",
 				json_pack("{s:s, s:s, s:s, s:s, s:s}", "provider", name, "error",
@@ -200,6 +203,19 @@ const char *ows_session_provider(const ows_session *s) { return s ? s->ops->name
 const char *ows_session_enforcement(const ows_session *s) { return s ? s->enforcement : ""; }
 const char *ows_session_proof_json(const ows_session *s) { return s && s->proof_json ? s->proof_json : "{}"; }
 const char *ows_session_private_dir(const ows_session *s) { return s ? s->private_dir : ""; }
+
+const char *ows_session_cwd_for(const ows_session *s, const char *here)
+{
+	if (!s)
+		return here;
+	for (size_t i = 0; here && i < s->folders.len; i++) {
+		const char *p = s->folders.v[i];
+		size_t n = strlen(p);
+		if (strncmp(here, p, n) == 0 && (here[n] == '/' || here[n] == '\\' || here[n] == '\0'))
+			return here;
+	}
+	return s->default_cwd;
+}
 const char *ows_session_agent_text(const ows_session *s) { return s && s->agent_text ? s->agent_text : ""; }
 
 int ows_session_spawn(ows_session *s, const char *const argv[], const ows_spawn_options *opts,
@@ -346,6 +362,30 @@ static int env_add_proxy(ows__strv *env, int port, const char *tunnel_cmd, ows_e
 		rc = ows__env_set_entry(env, vars.v[i], err);
 	ows__strv_free(&vars);
 	return rc;
+}
+
+int ows__session_layout(ows_session *s, const ows_policy *policy, const char *priv,
+			char sep, const char *user, const char *provider, ows__strv *paths,
+			ows_error *err)
+{
+	static const char *const leaves[] = {"home", "tmp", "cache"};
+	int rc = 0;
+	for (size_t i = 0; i < OWS__ARRAY_LEN(leaves) && rc == 0; i++)
+		rc = ows__strv_pushf(paths, err, "%s%c%s", priv, sep, leaves[i]);
+	if (rc < 0)
+		return rc;
+	ows__env_spec spec = {.home = paths->v[0], .tmp = paths->v[1], .cache = paths->v[2],
+			      .user = user, .provider = provider, .host_env = ows__plat_environ()};
+	if ((rc = ows__env_build(policy, &spec, &s->env, err)) < 0)
+		return rc;
+	const char *cwd = paths->v[0];
+	for (size_t i = 0; i < policy->nfolders; i++)
+		if (policy->folders[i].access == OWS_ACCESS_RW) {
+			cwd = policy->folders[i].path;
+			break;
+		}
+	free(s->default_cwd);
+	return (s->default_cwd = ows__strdup(cwd, err)) ? 0 : OWS_ENOMEM;
 }
 
 int ows__session_start_proxy(ows_session *s, const ows_policy *policy, const ows_config *config,

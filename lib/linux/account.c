@@ -327,11 +327,12 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		for (size_t i = 0; i < policy->nfolders; i++)
 			if ((rc = ows__check_folder_vs_home(policy->folders[i].path, home, err)) < 0)
 				goto fail;
-	/* The session owns these from here: freed with it, also on failure. */
+	/* The session owns it from here: freed with it, also on failure. */
 	char *priv = s->private_dir = ows__asprintf(err, "%s/%s", setup.sandboxes_dir, s->id);
-	char *priv_home = s->default_cwd = priv ? ows__asprintf(err, "%s/home", priv) : NULL;
+	char priv_home[4200];
+	snprintf(priv_home, sizeof(priv_home), "%s/home", priv ? priv : "");
 	/* What the person shares: copies go in through init, toolchains are granted read-only. */
-	if (!priv_home || (rc = ows__share_collect(config, policy, home, priv_home, &share, err)) < 0) {
+	if (!priv || (rc = ows__share_collect(config, policy, home, priv_home, &share, err)) < 0) {
 		rc = rc < 0 ? rc : OWS_ENOMEM;
 		goto fail;
 	}
@@ -360,33 +361,11 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 			goto fail;
 	}
 
-	char *priv_tmp = priv ? ows__asprintf(err, "%s/tmp", priv) : NULL;
-	char *priv_cache = priv ? ows__asprintf(err, "%s/cache", priv) : NULL;
-	ows__env_spec spec = {.home = priv_home, .tmp = priv_tmp, .cache = priv_cache,
-			      .user = ai->account, .provider = "account",
-			      .host_env = (const char *const *)environ};
-	rc = priv_tmp && priv_cache ? ows__env_build(policy, &spec, &s->env, err) : OWS_ENOMEM;
-	if (rc == 0)
-		rc = ows__env_add_share(&s->env, &share, err);
-	if (rc == 0 && share.agent_text) {
-		s->agent_text = share.agent_text;
-		share.agent_text = NULL;
-	}
-	free(priv_tmp);
-	free(priv_cache);
-	if (rc < 0)
+	ows__strv paths = {0};
+	rc = ows__session_layout(s, policy, priv, '/', ai->account, "account", &paths, err);
+	ows__strv_free(&paths);
+	if (rc < 0 || (rc = ows__share_apply(s, &share, err)) < 0)
 		goto fail;
-	for (size_t i = 0; i < policy->nfolders; i++)
-		if (policy->folders[i].access == OWS_ACCESS_RW) {
-			char *cwd = ows__strdup(policy->folders[i].path, err);
-			if (!cwd) {
-				rc = OWS_ENOMEM;
-				goto fail;
-			}
-			free(s->default_cwd);
-			s->default_cwd = cwd;
-			break;
-		}
 
 	/* allowlist: as under landlock, init listens in the sandbox's own network on the
 	 * proxy's port and hands that socket over; the proof reaches the proxy through it. */

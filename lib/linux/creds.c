@@ -523,3 +523,14 @@ char *ows__find_owsbx(void)
 	}
 	return NULL;
 }
+
+int ows__share_apply(ows_session *s, ows__share *sh, ows_error *err)
+{
+	int rc = ows__env_add_share(&s->env, sh, err);
+	if (rc == 0 && sh->agent_text) {
+		free(s->agent_text);
+		s->agent_text = sh->agent_text;
+		sh->agent_text = NULL;
+	}
+	return rc;
+}

@@ -17,7 +17,6 @@
 
 #include "linux.h"
 
-extern char **environ;
 
 static int direct_open(ows_session *s, const ows_policy *policy, const ows_config *config,
 		       ows_error *err)
@@ -32,22 +31,10 @@ static int direct_open(ows_session *s, const ows_policy *policy, const ows_confi
 		return rc;
 	}
 	struct passwd *pw = getpwuid(geteuid());
-	char *home = ows__asprintf(err, "%s/home", pv->dir);
-	char *tmp = ows__asprintf(err, "%s/tmp", pv->dir);
-	char *cache = ows__asprintf(err, "%s/cache", pv->dir);
-	ows__env_spec spec = {.home = home, .tmp = tmp, .cache = cache,
-			      .user = pw ? pw->pw_name : NULL, .provider = "direct",
-			      .host_env = (const char *const *)environ};
-	rc = home && tmp && cache ? ows__env_build(policy, &spec, &s->env, err) : OWS_ENOMEM;
-	free(tmp);
-	free(cache);
-	s->default_cwd = home;
-	for (size_t i = 0; rc == 0 && i < policy->nfolders; i++)
-		if (policy->folders[i].access == OWS_ACCESS_RW) {
-			free(s->default_cwd);
-			s->default_cwd = ows__strdup(policy->folders[i].path, err);
-			break;
-		}
+	ows__strv paths = {0};
+	rc = ows__session_layout(s, policy, pv->dir, '/', pw ? pw->pw_name : NULL, "direct", &paths,
+				 err);
+	ows__strv_free(&paths);
 	if (rc == 0 && !(s->private_dir = ows__strdup(pv->dir, err)))
 		rc = OWS_ENOMEM;
 	ows__check none = {.name = "wall", .detail = "direct: no wall; asked for by name", .passed = 1};

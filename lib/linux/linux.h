@@ -230,5 +230,7 @@ OWS__HIDDEN char *ows__find_owsbx(void);
 OWS__HIDDEN int ows__share_ssh_proxy(ows__share *sh, const char *tunnel_cmd, ows_error *err);
 /* Adds the shared tools' variables to `env` and their bin folders to its PATH. */
 OWS__HIDDEN int ows__env_add_share(ows__strv *env, const ows__share *sh, ows_error *err);
+/* The same for the session's environment, and hands the agent text to the session. */
+OWS__HIDDEN int ows__share_apply(ows_session *s, ows__share *sh, ows_error *err);
 
 #endif /* OWS_LINUX_H */

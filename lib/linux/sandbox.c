@@ -355,35 +355,11 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	    (rc = plan_shared(p, li, user, err)) < 0)
 		goto fail;
 
-	char *priv_tmp = ows__asprintf(err, "%s/tmp", priv);
-	char *priv_cache = ows__asprintf(err, "%s/cache", priv);
-	ows__env_spec spec = {.home = p->priv_home, .tmp = priv_tmp, .cache = priv_cache,
-			      .user = user, .provider = "landlock",
-			      .host_env = (const char *const *)environ};
-	rc = priv_tmp && priv_cache ? ows__env_build(policy, &spec, &s->env, err) : OWS_ENOMEM;
-	free(priv_tmp);
-	free(priv_cache);
-	if (rc == 0)
-		rc = ows__env_add_share(&s->env, &li->share, err);
-	if (rc < 0 || !(s->default_cwd = ows__strdup(p->priv_home, err))) {
-		rc = rc < 0 ? rc : OWS_ENOMEM;
+	ows__strv paths = {0};
+	rc = ows__session_layout(s, policy, priv, '/', user, "landlock", &paths, err);
+	ows__strv_free(&paths);
+	if (rc < 0 || (rc = ows__share_apply(s, &li->share, err)) < 0)
 		goto fail;
-	}
-	if (li->share.agent_text) {
-		s->agent_text = li->share.agent_text;
-		li->share.agent_text = NULL;
-	}
-	for (size_t i = 0; i < policy->nfolders; i++)
-		if (policy->folders[i].access == OWS_ACCESS_RW) {
-			char *cwd = ows__strdup(policy->folders[i].path, err);
-			if (!cwd) {
-				rc = OWS_ENOMEM;
-				goto fail;
-			}
-			free(s->default_cwd);
-			s->default_cwd = cwd;
-			break;
-		}
 	if (s->net == OWS_NET_ALLOWLIST) {
 		/* The sandbox reaches it only through the listener its init makes on the
 		 * same port in its own network, handed over after the proof. */

@@ -204,7 +204,9 @@ static int windows_open(ows_session *s, const ows_policy *policy, const ows_conf
 	win_impl *w = ows__calloc(1, sizeof(*w), err);
 	if (!w)
 		return OWS_ENOMEM;
-	char *home = NULL, *h = NULL, *t = NULL, *c = NULL;
+	char *home = NULL;
+	const char *h, *t, *c;
+	ows__strv paths = {0};
 	snprintf(w->account, sizeof(w->account), "%s",
 		 s->net == OWS_NET_OPEN ? OWS__WIN_OPEN_USER_A : OWS__WIN_CLOSED_USER_A);
 	if (!(w->granted = ows__calloc(policy->nfolders + 2, sizeof(char *), err)) ||
@@ -223,20 +225,17 @@ static int windows_open(ows_session *s, const ows_policy *policy, const ows_conf
 			goto fail;
 	}
 	w->private_dir = ows__asprintf(err, "%s\\sandboxes\\%s", config->state_dir, s->id);
-	h = w->private_dir ? ows__asprintf(err, "%s\\home", w->private_dir) : NULL;
-	t = w->private_dir ? ows__asprintf(err, "%s\\tmp", w->private_dir) : NULL;
-	c = w->private_dir ? ows__asprintf(err, "%s\\cache", w->private_dir) : NULL;
-	if (!h || !t || !c) {
-		rc = OWS_ENOMEM;
+	rc = w->private_dir ? ows__session_layout(s, policy, w->private_dir, '\\', w->account,
+						  "windows", &paths, err)
+			    : OWS_ENOMEM;
+	if (rc < 0)
 		goto fail;
-	}
+	h = paths.v[0];
+	t = paths.v[1];
+	c = paths.v[2];
 	if ((rc = ows__win_mkdir_p(h, err)) < 0 || (rc = ows__win_mkdir_p(t, err)) < 0 ||
 	    (rc = ows__win_mkdir_p(c, err)) < 0 ||
 	    (rc = grant(w, s, config, w->private_dir, OWS_ACCESS_RW, w->private_dir, err)) < 0)
-		goto fail;
-	ows__env_spec spec = {.home = h, .tmp = t, .cache = c, .user = w->account,
-			      .provider = "windows", .host_env = ows__plat_environ()};
-	if ((rc = ows__env_build(policy, &spec, &s->env, err)) < 0)
 		goto fail;
 	ows__strv_pushf(&s->env, err, "USERPROFILE=%s", h);
 	ows__strv_pushf(&s->env, err, "TEMP=%s", t);
@@ -286,26 +285,15 @@ static int windows_open(ows_session *s, const ows_policy *policy, const ows_conf
 	if ((rc = prove(w, s, policy, home, err)) < 0)
 		goto fail;
 	s->private_dir = ows__strdup(w->private_dir, err);
-	s->default_cwd = ows__strdup(h, err);
-	for (size_t i = 0; i < policy->nfolders; i++)
-		if (policy->folders[i].access == OWS_ACCESS_RW) {
-			free(s->default_cwd);
-			s->default_cwd = ows__strdup(policy->folders[i].path, err);
-			break;
-		}
 	s->enforcement = "full";
 	s->impl = w;
 	free(home);
-	free(h);
-	free(t);
-	free(c);
+	ows__strv_free(&paths);
 	return 0;
 fail:
 	impl_free(w, s);
 	free(home);
-	free(h);
-	free(t);
-	free(c);
+	ows__strv_free(&paths);
 	return rc;
 }
 

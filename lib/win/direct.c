@@ -34,17 +34,16 @@ static int direct_open(ows_session *s, const ows_policy *policy, const ows_confi
 	size_t bl = strlen(base);
 	d->dir = ows__asprintf(err, "%s%sowsandbox-%s", base,
 			       bl && ows__plat_is_sep(base[bl - 1]) ? "" : "\\", s->id);
-	char *home = d->dir ? ows__asprintf(err, "%s\\home", d->dir) : NULL;
-	char *tmp = d->dir ? ows__asprintf(err, "%s\\tmp", d->dir) : NULL;
-	char *cache = d->dir ? ows__asprintf(err, "%s\\cache", d->dir) : NULL;
-	rc = home && tmp && cache ? 0 : OWS_ENOMEM;
+	ows__strv paths = {0};
+	rc = d->dir ? ows__session_layout(s, policy, d->dir, '\\', getenv("USERNAME"), "direct",
+					  &paths, err)
+		    : OWS_ENOMEM;
+	const char *home = rc == 0 ? paths.v[0] : NULL, *tmp = rc == 0 ? paths.v[1] : NULL,
+		   *cache = rc == 0 ? paths.v[2] : NULL;
 	if (rc == 0 && ((rc = ows__win_mkdir_p(home, err)) < 0 ||
 			(rc = ows__win_mkdir_p(tmp, err)) < 0 || (rc = ows__win_mkdir_p(cache, err)) < 0))
 		goto out;
-	ows__env_spec spec = {.home = home, .tmp = tmp, .cache = cache,
-			      .user = getenv("USERNAME"), .provider = "direct",
-			      .host_env = ows__plat_environ()};
-	if (rc == 0 && (rc = ows__env_build(policy, &spec, &s->env, err)) == 0) {
+	if (rc == 0) {
 		/* Windows programs look for these names, not the POSIX ones. */
 		ows__strv_pushf(&s->env, err, "USERPROFILE=%s", home);
 		ows__strv_pushf(&s->env, err, "TEMP=%s", tmp);
@@ -58,22 +57,13 @@ static int direct_open(ows_session *s, const ows_policy *policy, const ows_confi
 		rc = ows__job_create(policy, &d->base.job, err);
 	if (rc < 0)
 		goto out;
-	s->default_cwd = ows__strdup(home, err);
-	for (size_t i = 0; i < policy->nfolders; i++)
-		if (policy->folders[i].access == OWS_ACCESS_RW) {
-			free(s->default_cwd);
-			s->default_cwd = ows__strdup(policy->folders[i].path, err);
-			break;
-		}
 	s->private_dir = ows__strdup(d->dir, err);
 	ows__check none = {.name = "wall", .detail = "direct: no wall; asked for by name", .passed = 1};
 	s->proof_json = ows__proof_json("direct", ows__net_name(s->net), &none, 1, NULL);
 	if (!s->default_cwd || !s->private_dir || !s->proof_json)
 		rc = OWS_ENOMEM;
 out:
-	free(home);
-	free(tmp);
-	free(cache);
+	ows__strv_free(&paths);
 	if (rc < 0) {
 		ows__win_base_close(&d->base);
 		if (d->dir)
