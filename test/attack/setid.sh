@@ -2,9 +2,10 @@
 # the wall later, as its owner (the person, or the sandbox account), for whoever runs it.
 # Every way to set S_ISUID/S_ISGID from inside is refused (the seccomp filter, for both
 # providers); plain modes and the sticky bit still work.  Not here, as they cannot set
-# the bits anyway: chown (clears them), writes (clear them), ACLs through setxattr (the
-# kernel keeps the set-ID bits out of an ACL's mode), io_uring (refused), cp -p of a
-# set-ID file (there is none inside to copy).  A file capability is tried too.
+# the bits anyway: chown and writes (they clear them), an ACL through setxattr (the
+# kernel keeps the set-ID bits out of the mode it derives), io_uring (refused), cp -p
+# of root's set-ID programs (cp drops the bits when it cannot keep the owner).  A file
+# capability, the other way a file gains privilege, is tried too.
 ATTACKS="$ATTACKS setid"
 
 # Runs each named step in the folder argv[1]; prints "STEP OK" or "STEP <errno name>"
