@@ -80,7 +80,7 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	    abi >= 6 ? "abstract unix sockets and signals scoped (ABI 6)"
 		     : "needs Landlock ABI 6 (Linux 6.12)");
 	add(caps, "seccomp", seccomp ? "enforced" : "unavailable",
-	    seccomp ? "sockets, io_uring, namespaces, keyring and TIOCSTI filtered"
+	    seccomp ? "sockets, io_uring, namespaces, keyring, TIOCSTI and set-ID modes filtered"
 		    : "the kernel has no seccomp filter support");
 	add(caps, "namespaces", ns ? "enforced" : "unavailable", nswhy);
 

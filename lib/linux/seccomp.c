@@ -5,12 +5,17 @@
  * (netfilter does not see them), io_uring (it bypasses this filter for its
  * own operations), new namespaces (more kernel surface, and a way around the
  * mount namespace), the kernel keyring (the person's keys live there),
- * TIOCSTI/TIOCLINUX (typing into the person's terminal), and the calls that
- * load code into the kernel or reshape mounts.  In `none` only AF_UNIX
- * sockets may be created.
+ * TIOCSTI/TIOCLINUX (typing into the person's terminal), the calls that
+ * load code into the kernel or reshape mounts, and setting S_ISUID/S_ISGID: a
+ * set-ID file left in a session folder would run outside the wall later, as
+ * its owner (the person, or the sandbox account), for whoever runs it.  In
+ * `none` only AF_UNIX sockets may be created.
  *
- * The program is a flat list of blocks, each "if nr == X: decide", so every
- * jump is short and local.  Built in the host, loaded by the sandbox's init.
+ * Only this architecture's native calls get through (other ABIs, i386 by
+ * int 0x80 and x32, are killed), so each rule is written once.
+ *
+ * The program is a flat list of blocks, each "if nr is X (or Y...): decide",
+ * so every jump is short and local.  Built in the host, loaded by the sandbox's init.
  */
 #include <errno.h>
 #include <linux/audit.h>
@@ -19,6 +24,7 @@
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "linux.h"
@@ -37,6 +43,9 @@
 
 #ifndef AF_VSOCK
 #define AF_VSOCK 40
+#endif
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452 /* Linux 6.6; the same number on every architecture */
 #endif
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -97,10 +106,20 @@ static void allow_values(builder *b, long nr, int arg, const unsigned int *vals,
 	stmt(b, BPF_RET | BPF_K, deny);
 }
 
-/* if nr == `nr`: refuse when args[arg] has any bit of `mask`, else allow. */
-static void refuse_bits(builder *b, long nr, int arg, unsigned int mask, unsigned int deny)
+/*
+ * if nr is one of `nrs`: refuse when args[arg] has any bit of `mask`, else allow.
+ * Only the argument's low 32 bits are tested: every argument tested here is an
+ * int or a mode_t, which the kernel truncates to that (or less) before use.
+ */
+static void refuse_bits(builder *b, const long *nrs, size_t n, int arg, unsigned int mask,
+			unsigned int deny)
 {
-	jump(b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, 4);
+	/* n tests, each jumping to the load on a match; the last one skips the body. */
+	for (size_t i = 0; i < n; i++) {
+		bool last = i + 1 == n;
+		jump(b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nrs[i],
+		     (unsigned char)(n - 1 - i), last ? 4 : 0);
+	}
 	stmt(b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(arg));
 	jump(b, BPF_JMP | BPF_JSET | BPF_K, mask, 0, 1);
 	stmt(b, BPF_RET | BPF_K, deny);
@@ -132,6 +151,26 @@ int ows__seccomp_build(ows__seccomp *f, ows_net net, ows_error *err)
 		SYS_fsopen, SYS_fsconfig, SYS_fsmount, SYS_fspick, SYS_mount_setattr,
 		SYS_swapon, SYS_swapoff, SYS_reboot, SYS_fanotify_init, SYS_open_by_handle_at,
 	};
+	static const long ns_calls[] = {SYS_clone, SYS_unshare};
+	/*
+	 * The calls that take a mode, by the argument it sits in: the chmods and the
+	 * calls that create (a new file keeps S_ISUID/S_ISGID of its mode; mkdir drops
+	 * S_ISGID today, refused all the same).  The path-only forms are legacy calls
+	 * that newer architectures (aarch64) do not have.
+	 */
+	static const long mode_in_arg1[] = {
+#ifdef SYS_chmod
+		SYS_chmod, SYS_creat, SYS_mknod, SYS_mkdir,
+#endif
+		SYS_fchmod,
+	};
+	static const long mode_in_arg2[] = {
+#ifdef SYS_open
+		SYS_open,
+#endif
+		SYS_fchmodat, __NR_fchmodat2, SYS_mknodat, SYS_mkdirat,
+	};
+	static const long mode_in_arg3[] = {SYS_openat};
 	static const unsigned int families_none[] = {AF_UNIX};
 	static const unsigned int families_open[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 	static const unsigned int tty_ioctls[] = {TIOCSTI, TIOCLINUX};
@@ -150,8 +189,16 @@ int ows__seccomp_build(ows__seccomp *f, ows_net net, ows_error *err)
 		refuse(&b, refused[i], RET_ERRNO(EPERM));
 	/* glibc falls back to clone() when clone3() is missing; clone's flags can be read. */
 	refuse(&b, SYS_clone3, RET_ERRNO(ENOSYS));
-	refuse_bits(&b, SYS_clone, 0, NS_FLAGS, RET_ERRNO(EPERM));
-	refuse_bits(&b, SYS_unshare, 0, NS_FLAGS, RET_ERRNO(EPERM));
+	refuse_bits(&b, ns_calls, OWS__ARRAY_LEN(ns_calls), 0, NS_FLAGS, RET_ERRNO(EPERM));
+	refuse_bits(&b, mode_in_arg3, OWS__ARRAY_LEN(mode_in_arg3), 3, S_ISUID | S_ISGID,
+		    RET_ERRNO(EPERM));
+	refuse_bits(&b, mode_in_arg2, OWS__ARRAY_LEN(mode_in_arg2), 2, S_ISUID | S_ISGID,
+		    RET_ERRNO(EPERM));
+	refuse_bits(&b, mode_in_arg1, OWS__ARRAY_LEN(mode_in_arg1), 1, S_ISUID | S_ISGID,
+		    RET_ERRNO(EPERM));
+	/* openat2's mode sits in a struct the filter cannot read; libc and programs fall
+	 * back to openat() on ENOSYS. */
+	refuse(&b, SYS_openat2, RET_ERRNO(ENOSYS));
 	refuse_values(&b, SYS_ioctl, 1, tty_ioctls, OWS__ARRAY_LEN(tty_ioctls), RET_ERRNO(EPERM));
 	if (net == OWS_NET_NONE) {
 		allow_values(&b, SYS_socket, 0, families_none, OWS__ARRAY_LEN(families_none),
