@@ -71,14 +71,15 @@
 #include <unistd.h>
 
 #include "linux/init.h"
+#include "linux/launch.h"
 #include "linux/view.h"
 
-#define ID_LEN 32
-#define MAX_FOLDERS 32
-#define MAX_SOCKETS 4
-#define MAX_GUARDED 64
+#define ID_LEN OWS_LAUNCH_ID_LEN
+#define MAX_FOLDERS OWS_LAUNCH_MAX_FOLDERS
+#define MAX_SOCKETS OWS_LAUNCH_MAX_SOCKETS
+#define MAX_GUARDED OWS_LAUNCH_MAX_GUARDED
 #define MAX_ARGS (2 + 2 * (MAX_FOLDERS + MAX_SOCKETS + MAX_GUARDED + 10))
-#define MAX_ARG_LEN 4000
+#define MAX_ARG_LEN OWS_LAUNCH_MAX_ARG
 
 static const char *const controllers[] = {"memory", "pids", "cpu"};
 
@@ -163,33 +164,10 @@ static bool parse_num(const char *s, unsigned long lo, unsigned long hi, unsigne
 	return true;
 }
 
-/* Absolute, canonical text: no "//", "." or ".." component, no trailing '/'. */
-static bool path_is_canonical(const char *p)
-{
-	size_t n = strnlen(p, PATH_MAX);
-	if (n < 2 || n >= PATH_MAX || p[0] != '/' || p[n - 1] == '/')
-		return false;
-	for (const char *s = p; *s; s++) {
-		if (*s != '/')
-			continue;
-		if (s[1] == '/' || (s[1] == '.' && (s[2] == '/' || !s[2])) ||
-		    (s[1] == '.' && s[2] == '.' && (s[3] == '/' || !s[3])))
-			return false;
-	}
-	return true;
-}
-
 static bool path_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
-/* Root-owned, and not writable by others unless sticky. */
-static bool trusted_dir(const struct stat *st)
-{
-	return S_ISDIR(st->st_mode) && st->st_uid == 0 &&
-	       (!(st->st_mode & 022) || (st->st_mode & S_ISVTX));
 }
 
 static void read_conf(void)
@@ -199,7 +177,7 @@ static void read_conf(void)
 	if (n <= 0)
 		refuse("cannot find its own path", NULL, errno);
 	exe[n] = '\0';
-	if (!path_is_canonical(exe) || strlen(exe) > PATH_MAX - 64)
+	if (!ows__launch_path_is_canonical(exe) || strlen(exe) > PATH_MAX - 64)
 		refuse("runs from an unexpected path", exe, EPERM);
 	/* Every folder above the record must be root's: nobody else may swap it. */
 	char dir[PATH_MAX];
@@ -208,7 +186,7 @@ static void read_conf(void)
 		*s = '\0';
 		struct stat st;
 		const char *d = dir[0] ? dir : "/";
-		if (lstat(d, &st) != 0 || !trusted_dir(&st))
+		if (lstat(d, &st) != 0 || !ows__launch_dir_is_trusted(&st))
 			refuse("an untrusted folder holds the launcher", d, EPERM);
 		if (!dir[0])
 			break;
@@ -240,8 +218,7 @@ static void read_conf(void)
 			refuse("bad line in its record", line, EINVAL);
 		*eq = '\0';
 		const char *key = line, *val = eq + 1;
-		static const char *const keys[] = {"closed_uid", "closed_gid", "open_uid",
-						   "open_gid", "group_gid", "state_dir"};
+		static const char *const keys[] = OWS_LAUNCH_CONF_KEYS;
 		unsigned k = 0;
 		while (k < OWS__ARRAY_LEN(keys) && strcmp(keys[k], key) != 0)
 			k++;
@@ -250,7 +227,7 @@ static void read_conf(void)
 		seen |= 1u << k;
 		unsigned long v = 0;
 		if (k == 5) {
-			if (!path_is_canonical(val) || strlen(val) >= sizeof(conf.state_dir) - 64)
+			if (!ows__launch_path_is_canonical(val) || strlen(val) >= sizeof(conf.state_dir) - 64)
 				refuse("state_dir in its record is not an absolute path", val, EINVAL);
 			snprintf(conf.state_dir, sizeof(conf.state_dir), "%s", val);
 		} else if (!parse_num(val, 1, 0x7ffffffe, &v)) {
@@ -312,7 +289,7 @@ static int open_nofollow(const char *path, int flags)
 static void check_folder(struct folder *f)
 {
 	static const char *const forbidden[] = {"/proc", "/sys", "/dev"};
-	if (!path_is_canonical(f->path))
+	if (!ows__launch_path_is_canonical(f->path))
 		refuse("a folder is not an absolute, canonical path", f->path, EINVAL);
 	for (size_t i = 0; i < OWS__ARRAY_LEN(forbidden); i++)
 		if (path_under(f->path, forbidden[i]))
@@ -336,7 +313,7 @@ static void check_guarded(struct guarded *g)
 	for (int i = 0; i < rq.nfolders && !inside; i++)
 		inside = rq.folders[i].rw && path_under(g->path, rq.folders[i].path) &&
 			 strcmp(g->path, rq.folders[i].path) != 0;
-	if (!path_is_canonical(g->path) || !inside)
+	if (!ows__launch_path_is_canonical(g->path) || !inside)
 		refuse("a guarded path is not inside a read-write folder", g->path, EINVAL);
 	int fd = open_nofollow(g->path, O_PATH);
 	struct stat st;
@@ -384,7 +361,7 @@ static void parse(int argc, char **argv)
 			rq.folders[rq.nfolders].rw = opt[3] == 'w';
 			rq.nfolders++;
 		} else if (strcmp(opt, "--home") == 0 && !rq.home) {
-			if (!path_is_canonical(val))
+			if (!ows__launch_path_is_canonical(val))
 				refuse("the home is not an absolute path", val, EINVAL);
 			rq.home = val;
 		} else if (strcmp(opt, "--memory-mb") == 0 && !rq.memory_mb) {
@@ -417,7 +394,7 @@ static void parse(int argc, char **argv)
 			rq.nguarded++;
 		} else if (strcmp(opt, "--probe-socket") == 0) {
 			struct stat st;
-			if (rq.nsockets >= MAX_SOCKETS || !path_is_canonical(val) ||
+			if (rq.nsockets >= MAX_SOCKETS || !ows__launch_path_is_canonical(val) ||
 			    lstat(val, &st) != 0 || !S_ISSOCK(st.st_mode))
 				refuse("bad --probe-socket", val, EINVAL);
 			rq.sockets[rq.nsockets++] = val;

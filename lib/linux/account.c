@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "init.h"
+#include "launch.h"
 #include "proxy.h"
 #include "view.h"
 
@@ -337,6 +338,12 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		goto fail;
 	}
 	size_t nf = policy->nfolders + share.ro_dirs.len;
+	if (nf > OWS_LAUNCH_MAX_FOLDERS) {
+		rc = ows__fail(err, OWS_EINVAL, E2BIG, "folders", "use fewer session folders or "
+			       "shared toolchains", "the account provider takes at most %d folders, "
+			       "toolchains included (%zu asked)", OWS_LAUNCH_MAX_FOLDERS, nf);
+		goto fail;
+	}
 	/* Journaled before granted: a host killed from here on leaves nothing for good. */
 	if (nf && (rc = ows__journal_open(config, s->id, &ai->journal, err)) < 0)
 		goto fail;

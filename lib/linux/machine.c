@@ -41,6 +41,7 @@
 
 #include <jansson.h>
 
+#include "launch.h"
 #include "linux.h"
 #include "record.h"
 
@@ -695,19 +696,6 @@ static void conf_path(char *buf, size_t len, const char *launcher)
 	snprintf(buf, len, "%s.conf", launcher);
 }
 
-/* Absolute, no "//", "." or ".." component, no trailing '/': what the launcher accepts. */
-static bool path_is_canonical(const char *p)
-{
-	size_t n = strlen(p);
-	if (n < 2 || p[0] != '/' || p[n - 1] == '/')
-		return false;
-	for (const char *s = p; *s; s++)
-		if (*s == '/' && (s[1] == '/' || (s[1] == '.' && (s[2] == '/' || !s[2])) ||
-				  (s[1] == '.' && s[2] == '.' && (s[3] == '/' || !s[3]))))
-			return false;
-	return true;
-}
-
 /*
  * The launcher's record for the accounts and group as they are now; *out
  * is fresh (caller frees).  OWS_ENOTFOUND while an account or the group
@@ -735,7 +723,7 @@ static int render_conf(const ows_config *c, char **out, ows_error *err)
 	return *out ? 0 : OWS_ENOMEM;
 }
 
-/* Every folder above `path` is root's and closed to others' writes (or sticky). */
+/* Every folder above `path` is one the launcher trusts; else the first that is not. */
 static const char *untrusted_parent(const char *path, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s", path);
@@ -743,9 +731,7 @@ static const char *untrusted_parent(const char *path, char *buf, size_t len)
 		*s = '\0';
 		const char *d = buf[0] ? buf : "/";
 		struct stat st;
-		if (lstat(d, &st) == 0 &&
-		    (!S_ISDIR(st.st_mode) || st.st_uid != 0 ||
-		     ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))))
+		if (lstat(d, &st) == 0 && !ows__launch_dir_is_trusted(&st))
 			return d;
 		if (!buf[0])
 			break;
@@ -759,7 +745,7 @@ static int step_launcher_conf(mctx *m)
 	conf_path(path, sizeof(path), m->c->launcher);
 	json_t *lc = obj(m->rec, "launcher_conf");
 	json_object_set_new(lc, "path", json_string(path));
-	if (!path_is_canonical(m->c->state_dir) || strlen(m->c->state_dir) > PATH_MAX - 128)
+	if (!ows__launch_path_is_canonical(m->c->state_dir) || strlen(m->c->state_dir) > PATH_MAX - 128)
 		return ows__fail(m->err, OWS_ECONFIG, 0, m->c->state_dir,
 				 "write state_dir as a plain absolute path (no '//', '.', '..' or "
 				 "trailing '/')",
