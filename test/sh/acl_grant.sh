@@ -371,6 +371,39 @@ else
 	fail "residue, shared: what was there before is byte for byte as before" "$(diff <(echo "$RBEFORE") <(echo "$RAFTER"))"
 fi
 
+# ------------------------------------------------------------- a recycled uid
+# Journals are kept per <uid>-<name>: a person deleted with a dead host's journal left
+# behind, whose uid is given to someone new, hands nothing to the newcomer.  The layout
+# before (<uid>) is still cleaned, of the grants that lie in the person's own home.
+J=$WORK/state/journal
+dead_journal() { # name id path access home dest-folder: a host grants, is killed, its journal moves
+	host_start "$1"
+	host_cmd "$1" "open $2" >/dev/null
+	is "$(host_cmd "$1" "grant $2 $TA $3 $4 $5")" "ok 0" "recycled: a host grants $3"
+	kill -9 "${HPID[$1]}"
+	wait "${HPID[$1]}" 2>/dev/null
+	exec {HIN[$1]}>&- {HOUT[$1]}<&-
+	install -d -o "$TUID" -g "$TGID" -m 0700 "$J/$6"
+	mv "$J/$TUID-$TU/$2.journal" "$J/$6/$2.journal"
+}
+install -d -o "$TUID" -g "$TGID" -m 0755 "$WORK/dead" "$WORK/dead/proj" "$WORK/dead/proj2"
+dead_journal d1 D1 "$WORK/dead/proj" rw "$WORK/dead" "$TUID"                 # a deleted person's, old layout
+dead_journal d2 D2 "$H/docs" ro "$H" "$TUID"                                 # the person's own, old layout
+dead_journal d3 D3 "$WORK/dead/proj2" ro "$WORK/dead" "$TUID-owstest_gone_$HEX" # a deleted person's, new layout
+host_start d4
+is "$(host_cmd d4 "cleanup")" "ok 1" "recycled: the person's cleanup takes only their own dead grant"
+refute "recycled: ~/docs, the person's own, is revoked" has_entry "$H/docs/readme.txt" "user:$TA:r--"
+check "recycled: the deleted person's grant (old layout) is not inherited" has_entry "$WORK/dead/proj" "user:$TA:rwx"
+check "recycled: nor is the one under another name (new layout)" has_entry "$WORK/dead/proj2" "user:$TA:r-x"
+is "$(find "$J/$TUID" "$J/$TUID-owstest_gone_$HEX" -name "*.journal" | wc -l)" 2 "recycled: their journals are left whole"
+host_quit d4
+host_start d5 root
+is "$(host_cmd d5 "cleanup")" "ok 2" "recycled: root's cleanup revokes the deleted person's grants"
+host_quit d5
+refute "recycled: ~/dead/proj is revoked" has_entry "$WORK/dead/proj" "user:$TA:rwx"
+refute "recycled: ~/dead/proj2 is revoked" has_entry "$WORK/dead/proj2" "user:$TA:r-x"
+is "$(find "$J" -name '*.journal' | wc -l)" 0 "recycled: no journal is left"
+
 # A host that is not set up: a clear error naming the setup command.
 printf '[sandbox]\nstate_dir = %s/nowhere\n' "$WORK" >"$WORK/bad.ini"
 chmod 0644 "$WORK/bad.ini"
