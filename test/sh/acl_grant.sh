@@ -292,7 +292,7 @@ fi
 # during a session inherits the default entries; revoke takes them off again, and the
 # nodes that were there before are byte for byte as they were.
 has_xattr() { python3 -c 'import os, sys; os.getxattr(sys.argv[1], sys.argv[2], follow_symlinks=False)' "$@"; }
-named() { getfacl -RPpc "$1" 2>/dev/null | grep -e ":$2:" -e "^# file"; }
+named() { getfacl -RPp "$1" 2>/dev/null | grep -e ":$2:" -e "^# file"; }
 no_entry() { # desc dir name
 	local out
 	out=$(named "$2" "$3" | grep -B1 -e ":$3:")
