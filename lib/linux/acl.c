@@ -25,6 +25,18 @@
  * ACL of its own is recorded in the journal (a P line, with its old mask)
  * before the first grant touches it, and revoke restores that mask.
  *
+ * What is made inside a read-write folder during the session inherits the
+ * default entries: u:ACCT and u:PERSON on everything, and on folders
+ * d:u:ACCT and d:u:PERSON, which the next files would inherit in turn.
+ * Revoke walks the whole tree and takes them off every node the journal
+ * does not list: the account's entries, the default entries planted for the
+ * person, the person's entry on the person's own nodes (it names their
+ * owner, so it never decided anything), and then the mask when nothing
+ * named is left (settle_unlisted() gives the rule for the group bits).  On
+ * what the agent made (the account's nodes) u:PERSON stays: it is how the
+ * person reaches those files.  Changing the account's nodes takes the
+ * account's rights or root's; a revoke run by the person skips them.
+ *
  * Every entry naming the account is ours: the accounts are hidden system
  * accounts that only owsandbox grants to.  What other live sessions still
  * need (same account, overlapping folders or traverse chains) is kept when
@@ -39,13 +51,14 @@
  * inode.  Symbolic links are never followed and never granted; a name that
  * vanishes or changes type during the walk is skipped.  Only nodes owned by
  * the person are changed (others' files, and what the agent created, are
- * left alone); other filesystems and mount points are not entered.
+ * left alone, and a revoke touches the account's nodes only as above);
+ * other filesystems and mount points are not entered.
  *
- * The journal: <state_dir>/journal/<uid>/<session>.journal, one per
+ * The journal: <state_dir>/journal/<uid>-<name>/<session>.journal, one per
  * session, created locked (flock) and held for the session's lifetime.  A
  * journal whose lock is free belongs to a host that died: cleanup revokes
- * what it still lists and removes it.  A lock file, <uid>/.lock, serialises
- * every grant, revoke and cleanup of one person.
+ * what it still lists and removes it.  A lock file, <uid>-<name>/.lock,
+ * serialises every grant, revoke and cleanup of one person.
  */
 #include <dirent.h>
 #include <errno.h>
