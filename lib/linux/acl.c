@@ -395,9 +395,9 @@ static void restore_mask(acl *a, const ows__jpre *p)
  * read-write grant.  What is left of it is then ours too, and goes:
  *
  *  - a named entry for the node's owner, when the owner is the person: it
- *    can only be the inherited d:u:PERSON, and it never decides anything
- *    (the owner is checked against user_obj).  On what the agent made it is
- *    how the person reaches those files, and it stays.
+ *    can only come from our d:u:PERSON, and it never decides anything (the
+ *    owner is checked against user_obj).  On what the agent made, u:PERSON
+ *    is how the person reaches those files, and it stays.
  *  - the mask, once no named entry is left: the group class's bits then
  *    become group_obj & mask, what the group effectively had.  For a node
  *    that was there before, the grant set the mask to group_obj | our entry,
@@ -545,10 +545,11 @@ static void apply_default(walk *w, const node *n, int target)
 		if (pi >= 0 && (!p || p->person_added))
 			acl_del(&next, pi);
 		restore_mask(&next, p);
+		int mi = acl_find(&next, TAG_MASK, NO_ID);
 		if (!p && !acl_has_named(&next))
 			next.n = 0; /* there was no default ACL before us */
-		else if (!p && (i = acl_find(&next, TAG_MASK, NO_ID)) >= 0)
-			next.e[i].perm = acl_union(&next); /* ours was rwx: what setfacl would compute */
+		else if (!p && mi >= 0)
+			next.e[mi].perm = acl_union(&next); /* ours was rwx: what setfacl would compute */
 	}
 	if (acl_eq(&cur, &next))
 		return;
@@ -1033,15 +1034,6 @@ static bool id_is_safe(const char *id)
 	return true;
 }
 
-/*
- * A person's journal folder is <uid>-<user name>: a uid is recycled once its
- * person is deleted, and that person's journals (the folders they granted,
- * and P records of inodes that may be reused) are not the next holder's.
- * Someone given a deleted person's name and uid is taken for that person.
- * The folder of the layout before, <uid>, may hold a dead host's journals
- * from before an upgrade: cleanup takes those for its person only when
- * their grants lie in that person's home (see ows_machine_cleanup).
- */
 /* A user name as part of a file name: any name passwd can hold but a '/' (none may). */
 static bool user_name_fits(const char *s)
 {
@@ -1054,6 +1046,15 @@ static bool user_name_fits(const char *s)
 	return true;
 }
 
+/*
+ * A person's journal folder is <uid>-<user name>: a uid is recycled once its
+ * person is deleted, and that person's journals (the folders they granted,
+ * and P records of inodes that may be reused) are not the next holder's.
+ * Someone given a deleted person's name and uid is taken for that person.
+ * The folder of the layout before, <uid>, may hold a dead host's journals
+ * from before an upgrade: cleanup takes those for its person only when
+ * their grants lie in that person's home (see ows_machine_cleanup).
+ */
 static int journal_leaf(uid_t uid, char *buf, size_t len, char *home, size_t home_len,
 			ows_error *err)
 {
