@@ -25,6 +25,18 @@
  * ACL of its own is recorded in the journal (a P line, with its old mask)
  * before the first grant touches it, and revoke restores that mask.
  *
+ * What is made inside a read-write folder during the session inherits the
+ * default entries: u:ACCT and u:PERSON on everything, and on folders
+ * d:u:ACCT and d:u:PERSON, which the next files would inherit in turn.
+ * Revoke walks the whole tree and takes them off every node the journal
+ * does not list: the account's entries, the default entries planted for the
+ * person, the person's entry on the person's own nodes (it names their
+ * owner, so it never decided anything), and then the mask when nothing
+ * named is left (settle_unlisted() gives the rule for the group bits).  On
+ * what the agent made (the account's nodes) u:PERSON stays: it is how the
+ * person reaches those files.  Changing the account's nodes takes the
+ * account's rights or root's; a revoke run by the person skips them.
+ *
  * Every entry naming the account is ours: the accounts are hidden system
  * accounts that only owsandbox grants to.  What other live sessions still
  * need (same account, overlapping folders or traverse chains) is kept when
@@ -39,13 +51,14 @@
  * inode.  Symbolic links are never followed and never granted; a name that
  * vanishes or changes type during the walk is skipped.  Only nodes owned by
  * the person are changed (others' files, and what the agent created, are
- * left alone); other filesystems and mount points are not entered.
+ * left alone, and a revoke touches the account's nodes only as above);
+ * other filesystems and mount points are not entered.
  *
- * The journal: <state_dir>/journal/<uid>/<session>.journal, one per
+ * The journal: <state_dir>/journal/<uid>-<name>/<session>.journal, one per
  * session, created locked (flock) and held for the session's lifetime.  A
  * journal whose lock is free belongs to a host that died: cleanup revokes
- * what it still lists and removes it.  A lock file, <uid>/.lock, serialises
- * every grant, revoke and cleanup of one person.
+ * what it still lists and removes it.  A lock file, <uid>-<name>/.lock,
+ * serialises every grant, revoke and cleanup of one person.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -361,7 +374,7 @@ static void handover(walk *w, const node *n, char type)
 	free(line);
 }
 
-/* After our entry left: the mask as it was before any grant. */
+/* After our entry left a journaled node: the mask as it was before any grant. */
 static void restore_mask(acl *a, const ows__jpre *p)
 {
 	int mi = acl_find(a, TAG_MASK, NO_ID);
@@ -373,6 +386,43 @@ static void restore_mask(acl *a, const ows__jpre *p)
 	} else if (mi >= 0 && !acl_has_named(a)) {
 		acl_del(a, mi);
 	}
+}
+
+/*
+ * After our entries left a node the journal does not list.  Such a node had
+ * no ACL of its own before the grant (one that had is journaled), or was
+ * made during the session and inherited the default entries of a
+ * read-write grant.  What is left of it is then ours too, and goes:
+ *
+ *  - a named entry for the node's owner, when the owner is the person: it
+ *    can only come from our d:u:PERSON, and it never decides anything (the
+ *    owner is checked against user_obj).  On what the agent made, u:PERSON
+ *    is how the person reaches those files, and it stays.
+ *  - the mask, once no named entry is left: the group class's bits then
+ *    become group_obj & mask, what the group effectively had.  For a node
+ *    that was there before, the grant set the mask to group_obj | our entry,
+ *    so that is group_obj again, the mode as it was (or as a chmod during
+ *    the session left it: a chmod of an ACL's node sets the mask).  For a
+ *    node made under our default ACL the kernel ignored the umask and gave
+ *    group_obj the folder's group bits and the mask the creating mode's,
+ *    so the group keeps the narrower of the two, which is what the umask
+ *    would have given for the usual umask matching the folder's mode, and
+ *    never more than the group could do while the session ran.
+ *  - while named entries are left (the person's own, inherited from a
+ *    default ACL of the person's) the mask stays as it is: we never widen.
+ */
+static void settle_unlisted(acl *a, uint32_t owner_entry)
+{
+	int oi = owner_entry == NO_ID ? -1 : acl_find(a, TAG_USER, owner_entry);
+	if (oi >= 0)
+		acl_del(a, oi);
+	int mi = acl_find(a, TAG_MASK, NO_ID);
+	if (mi < 0 || acl_has_named(a))
+		return;
+	int gi = acl_find(a, TAG_GROUP_OBJ, NO_ID);
+	if (gi >= 0)
+		a->e[gi].perm &= a->e[mi].perm;
+	acl_del(a, mi);
 }
 
 static void apply_access(walk *w, const node *n, int target)
@@ -408,9 +458,15 @@ static void apply_access(walk *w, const node *n, int target)
 			next.e[mi].perm |= (uint16_t)perm;
 		if (w->own == T_NONE && i >= 0)
 			handover(w, n, 'a');
-	} else if (i >= 0) {
-		acl_del(&next, i);
-		restore_mask(&next, ows__jstate_find_pre(w->pre, 'a', n->dev, n->ino, w->acct));
+	} else {
+		const ows__jpre *p = ows__jstate_find_pre(w->pre, 'a', n->dev, n->ino, w->acct);
+		uint32_t owner = n->uid == w->person && w->person != w->acct ? w->person : NO_ID;
+		if (i >= 0)
+			acl_del(&next, i);
+		if (p && i >= 0)
+			restore_mask(&next, p);
+		else if (!p && (i >= 0 || (owner != NO_ID && acl_find(&next, TAG_USER, owner) >= 0)))
+			settle_unlisted(&next, owner);
 	}
 	if (acl_eq(&cur, &next))
 		return;
@@ -477,14 +533,23 @@ static void apply_default(walk *w, const node *n, int target)
 		if (w->own == T_NONE && i >= 0)
 			handover(w, n, 'd');
 	} else if (i >= 0) {
+		/*
+		 * On a folder the journal does not list (there before without a
+		 * default ACL, or made during the session and given ours by
+		 * inheritance) the person's entry goes with the account's: else
+		 * what is made there later keeps inheriting from us.
+		 */
 		acl_del(&next, i);
 		const ows__jpre *p = ows__jstate_find_pre(w->pre, 'd', n->dev, n->ino, w->acct);
 		int pi = person ? acl_find(&next, TAG_USER, w->person) : -1;
 		if (pi >= 0 && (!p || p->person_added))
 			acl_del(&next, pi);
 		restore_mask(&next, p);
+		int mi = acl_find(&next, TAG_MASK, NO_ID);
 		if (!p && !acl_has_named(&next))
 			next.n = 0; /* there was no default ACL before us */
+		else if (!p && mi >= 0)
+			next.e[mi].perm = acl_union(&next); /* ours was rwx: what setfacl would compute */
 	}
 	if (acl_eq(&cur, &next))
 		return;
@@ -507,13 +572,24 @@ static void apply_default(walk *w, const node *n, int target)
 	w->changed++;
 }
 
+/*
+ * A grant changes the person's nodes only.  A revoke also takes our entries
+ * off what the agent made inside the tree (the account's own nodes, which
+ * inherited them), once no live grant wants them there; that takes the
+ * account's own rights or root's, and is skipped when the caller has neither.
+ */
 static void apply(walk *w, const node *n, bool in_tree)
 {
-	if (n->uid != w->person) {
-		w->skipped++; /* not the person's: someone else's, or what the agent made */
+	bool agents = w->own == T_NONE && in_tree && n->uid == w->acct && w->acct != w->person;
+	if (n->uid != w->person && !agents) {
+		w->skipped++; /* someone else's */
 		return;
 	}
 	int t = wanted(w, n->isdir, in_tree);
+	if (agents && t != T_NONE) {
+		w->skipped++; /* a live grant's: the last revoke takes them */
+		return;
+	}
 	apply_access(w, n, t);
 	if (n->isdir && in_tree)
 		apply_default(w, n, t);
@@ -958,8 +1034,45 @@ static bool id_is_safe(const char *id)
 	return true;
 }
 
-/* Opens <state_dir>/journal/<uid>, creating the per-person folder. */
-static int open_uid_dir(const ows_config *c, uid_t uid, bool create, char **dirpath, ows_error *err)
+/* A user name as part of a file name: any name passwd can hold but a '/' (none may). */
+static bool user_name_fits(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 32)
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || (unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
+/*
+ * A person's journal folder is <uid>-<user name>: a uid is recycled once its
+ * person is deleted, and that person's journals (the folders they granted,
+ * and P records of inodes that may be reused) are not the next holder's.
+ * Someone given a deleted person's name and uid is taken for that person.
+ * The folder of the layout before, <uid>, may hold a dead host's journals
+ * from before an upgrade: cleanup takes those for its person only when
+ * their grants lie in that person's home (see ows_machine_cleanup).
+ */
+static int journal_leaf(uid_t uid, char *buf, size_t len, char *home, size_t home_len,
+			ows_error *err)
+{
+	struct passwd pw, *res = NULL;
+	char pwbuf[4096];
+	int e = getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res);
+	if (!res || !user_name_fits(pw.pw_name))
+		return ows__fail(err, OWS_EPERM, e ? e : ENOENT, NULL, "run as a person with a passwd entry",
+				 "uid %u has no safe user name for the grant journal", (unsigned)uid);
+	if ((size_t)snprintf(buf, len, "%u-%s", (unsigned)uid, pw.pw_name) >= len ||
+	    (home && (size_t)snprintf(home, home_len, "%s", pw.pw_dir) >= home_len))
+		return ows__fail(err, OWS_EINVAL, ENAMETOOLONG, pw.pw_name, NULL, "user name or home too long");
+	return 0;
+}
+
+/* Opens <state_dir>/journal/<leaf>, a person's folder there; creates it if asked. */
+static int open_uid_dir(const ows_config *c, uid_t uid, const char *name, bool create,
+			char **dirpath, ows_error *err)
 {
 	char *top = ows__asprintf(err, "%s/journal", c->state_dir);
 	if (!top)
@@ -972,8 +1085,6 @@ static int open_uid_dir(const ows_config *c, uid_t uid, bool create, char **dirp
 		free(top);
 		return rc;
 	}
-	char name[16];
-	snprintf(name, sizeof(name), "%u", (unsigned)uid);
 	if (create && mkdirat(tfd, name, 0700) != 0 && errno != EEXIST) {
 		int rc = ows__fail(err, errno == EACCES ? OWS_ESETUP : OWS_ESYS, errno, top,
 				   "run `owsbx machine sandbox setup` as root, or ask for the sandbox group",
@@ -999,7 +1110,8 @@ static int open_uid_dir(const ows_config *c, uid_t uid, bool create, char **dirp
 		close(fd);
 		int rc = ows__fail(err, OWS_EPERM, EPERM, top,
 				   "remove the folder named after your uid there; it is not yours alone",
-				   "the grant journal folder for uid %u is not owned by it", (unsigned)uid);
+				   "the grant journal folder %s is not owned by uid %u alone", name,
+				   (unsigned)uid);
 		free(top);
 		return rc;
 	}
@@ -1303,7 +1415,13 @@ int ows__journal_open(const ows_config *c, const char *session_id, ows__journal 
 		return OWS_ENOMEM;
 	j->fd = -1;
 	snprintf(j->id, sizeof(j->id), "%s", session_id);
-	j->dirfd = open_uid_dir(c, geteuid(), true, &j->dir, err);
+	char leaf[64];
+	int lr = journal_leaf(geteuid(), leaf, sizeof(leaf), NULL, 0, err);
+	if (lr < 0) {
+		free(j);
+		return lr;
+	}
+	j->dirfd = open_uid_dir(c, geteuid(), leaf, true, &j->dir, err);
 	if (j->dirfd < 0) {
 		int rc = j->dirfd;
 		free(j);
@@ -1610,8 +1728,25 @@ int ows_acl_revoke(const ows_config *c, const char *session_id, const char *acco
 	return rc;
 }
 
-/* Revokes and removes the dead journals in one person's folder. */
-static int cleanup_dir(int dirfd, const char *dirpath, uid_t uid, ows_error *err)
+/* Does every grant of the journal lie in `home`? */
+static bool grants_in_home(const ows__jstate *js, const char *home)
+{
+	size_t hl = strlen(home);
+	for (size_t i = 0; i < js->ngrants; i++) {
+		const char *at = js->grants[i].home ? js->grants[i].home : js->grants[i].path;
+		if (hl < 2 || !under_or_eq(at, strlen(at), home, hl))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Revokes and removes the dead journals in one person's folder.  With
+ * `home_only`, a journal is taken only when all its grants lie in that home;
+ * any other is left whole, for root's cleanup.
+ */
+static int cleanup_dir(int dirfd, const char *dirpath, uid_t uid, const char *home_only,
+		       ows_error *err)
 {
 	int lfd = lock_dir(dirfd, err);
 	if (lfd < 0)
@@ -1640,6 +1775,11 @@ static int cleanup_dir(int dirfd, const char *dirpath, uid_t uid, ows_error *err
 		}
 		ows__jstate js;
 		int r = journal_state(fd, &js, err);
+		if (r == 0 && home_only && !grants_in_home(&js, home_only)) {
+			ows__jstate_free(&js);
+			close(fd); /* perhaps a deleted person's, whose uid is now this one */
+			continue;
+		}
 		if (r == 0) {
 			for (size_t i = js.ngrants; i-- > 0;) {
 				ows__jgrant g = js.grants[i];
@@ -1673,18 +1813,29 @@ int ows_machine_cleanup(const ows_config *c, ows_error *err)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "config is NULL");
 	uid_t me = geteuid();
 	if (me != 0) {
-		char *dir = NULL;
-		int dfd = open_uid_dir(c, me, false, &dir, err);
-		if (dfd == OWS_ENOTFOUND)
-			return 0; /* never granted anything */
-		if (dfd < 0)
-			return dfd;
-		int rc = cleanup_dir(dfd, dir, me, err);
-		close(dfd);
-		free(dir);
-		return rc;
+		/* The person's folder, then the one of the layout before (<uid>). */
+		char leaf[64], old[16], home[4096];
+		int rc = journal_leaf(me, leaf, sizeof(leaf), home, sizeof(home), err);
+		if (rc < 0)
+			return rc;
+		snprintf(old, sizeof(old), "%u", (unsigned)me);
+		int total = 0;
+		for (int i = 0; i < 2 && rc >= 0; i++) {
+			char *dir = NULL;
+			int dfd = open_uid_dir(c, me, i == 0 ? leaf : old, false, &dir, err);
+			if (dfd == OWS_ENOTFOUND)
+				continue; /* nothing granted in that layout */
+			if (dfd < 0)
+				return dfd;
+			rc = cleanup_dir(dfd, dir, me, i == 0 ? NULL : home, err);
+			close(dfd);
+			free(dir);
+			if (rc > 0)
+				total += rc;
+		}
+		return rc < 0 ? rc : total;
 	}
-	/* Root: every person's folder whose owner matches its name. */
+	/* Root: every person's folder, of either layout, whose owner matches its uid. */
 	char *top = ows__asprintf(err, "%s/journal", c->state_dir);
 	if (!top)
 		return OWS_ENOMEM;
@@ -1709,15 +1860,17 @@ int ows_machine_cleanup(const ows_config *c, ows_error *err)
 		char *end;
 		errno = 0;
 		unsigned long uid = strtoul(e->d_name, &end, 10);
-		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end || errno || uid > UINT32_MAX - 1)
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || errno || uid > UINT32_MAX - 1 ||
+		    (*end && (*end != '-' || !user_name_fits(end + 1))))
 			continue;
 		char *dir = NULL;
 		ows_error sub;
 		ows_error_clear(&sub);
-		int dfd = open_uid_dir(c, (uid_t)uid, false, &dir, &sub);
+		/* Root acts for everyone: a deleted person's grants are revoked too. */
+		int dfd = open_uid_dir(c, (uid_t)uid, e->d_name, false, &dir, &sub);
 		if (dfd < 0)
 			continue; /* not owned by that uid: leave it alone */
-		int r = cleanup_dir(dfd, dir, (uid_t)uid, err);
+		int r = cleanup_dir(dfd, dir, (uid_t)uid, NULL, err);
 		close(dfd);
 		free(dir);
 		if (r < 0)

@@ -157,7 +157,7 @@ OWS__HIDDEN bool ows__account_ready(const ows_config *config, char *why, size_t 
 
 /* ------------------------------------------------- ACL grants (acl.c) */
 /*
- * The grant journal of one session: <state_dir>/journal/<uid>/<id>.journal,
+ * The grant journal of one session: <state_dir>/journal/<uid>-<name>/<id>.journal,
  * created locked (flock) and held until ows__journal_close().  Its lock is
  * how cleanup tells a live host from a dead one, so the descriptor is
  * O_CLOEXEC and must not reach a sandboxed process (the launcher closes
@@ -180,8 +180,17 @@ OWS__HIDDEN bool ows__account_ready(const ows_config *config, char *why, size_t 
  * error and leaves the journal, unlocked, for the next cleanup to retry.
  *
  * The journal folder <state_dir>/journal is made by machine setup (1733, or
- * 1770 root:<group>); each person's subfolder is made on first use, 0700.
+ * 1770 root:<group>); each person's subfolder is made on first use, 0700,
+ * named by uid and user name so that a recycled uid inherits none of a
+ * deleted person's journals.  Cleanup by the person also takes the dead
+ * journals of the layout before (<uid>/) whose grants all lie in their
+ * home; root's cleanup takes every folder of either layout.
  * Missing: OWS_ESETUP naming `owsbx machine sandbox setup`.
+ *
+ * Revoke also takes the entries inherited from a read-write grant off what
+ * was made during the session.  On the account's own nodes (what the agent
+ * made) that needs the account's rights or root's: the person's host skips
+ * them (see acl.c).
  */
 typedef struct ows__journal ows__journal;
 

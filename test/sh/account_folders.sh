@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session folders under the account provider, on a machine set up by `owsbx machine
 # sandbox setup`: granted with ACL entries (journaled under the setup's journal/ folder,
-# in the person's own journal/<uid>/), proved from inside, revoked at close, never
+# in the person's own journal/<uid>-<name>/), proved from inside, revoked at close, never
 # widened by a symbolic link; a live session's grants survive another session's cleanup,
 # a killed host's are revoked by the next open.
 . "$(dirname "$0")/../account_lib.sh"
@@ -19,10 +19,10 @@ else
 fi
 check "the file the agent made is in the folder" test -f "$W/by-agent"
 check "the default working folder is the first read-write folder" grep -q "^$W$" <<<"$out"
-check "the person's journal folder is theirs alone (journal/<uid>, 0700)" \
-	test "$(stat -c '%U %a' "$T/state/journal/$PUID" 2>/dev/null)" = "$PERSON 700"
+check "the person's journal folder is theirs alone (journal/<uid>-<name>, 0700)" \
+	test "$(stat -c '%U %a' "$T/state/journal/$PUID-$PERSON" 2>/dev/null)" = "$PERSON 700"
 check "no journal is left after the session" \
-	test -z "$(find "$T/state/journal/$PUID" -name '*.journal' 2>/dev/null)"
+	test -z "$(find "$T/state/journal/$PUID-$PERSON" -name '*.journal' 2>/dev/null)"
 check "the person can edit what the agent made" as_person sh -c "echo edited >> $W/by-agent"
 check "a read-only folder refuses writes" \
 	owsbx run --provider account --ro "$R" -- sh -c "! touch $R/x 2>/dev/null"
@@ -58,7 +58,7 @@ owsbx run --provider account -- true >/dev/null 2>&1
 check "another session's open leaves the live session's grant alone" granted
 host=$(host_of "$BIN/owsbx run --provider account --rw $W -- sleep 1000")
 check "the live session's journal is there" \
-	test -n "$(find "$T/state/journal/$PUID" -name '*.journal' 2>/dev/null)"
+	test -n "$(find "$T/state/journal/$PUID-$PERSON" -name '*.journal' 2>/dev/null)"
 
 # A host killed mid-session: the next session open revokes what it left.
 [ -n "$host" ] && kill -9 "$host"
@@ -69,5 +69,5 @@ check "after kill -9 of the host, the next open revokes its grants" \
 	test "$(getfacl -p "$W" 2>/dev/null)" = "$acl_before_w"
 check "... and the home's" test "$(getfacl -p "$PHOME" 2>/dev/null)" = "$acl_before_home"
 check "... and removes its journal" \
-	test -z "$(find "$T/state/journal/$PUID" -name '*.journal' 2>/dev/null)"
+	test -z "$(find "$T/state/journal/$PUID-$PERSON" -name '*.journal' 2>/dev/null)"
 done_testing

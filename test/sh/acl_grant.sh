@@ -108,9 +108,10 @@ chmod 1733 "$WORK/state/journal"
 printf '[sandbox]\nstate_dir = %s/state\n' "$WORK" >"$WORK/config.ini"
 chmod 0644 "$WORK/config.ini"
 
-# snapshot: every node of the home with its mode, owner and ACL xattrs, in hex.
+# snapshot [ROOT [NAME...]]: every node of the home (or of ROOT, or just ROOT's NAMEs)
+# with its mode, owner and ACL xattrs, in hex.
 snapshot() {
-	python3 - "$H" <<'PY'
+	python3 - "${1:-$H}" "${@:2}" <<'PY'
 import os, stat, sys
 root = sys.argv[1]
 names = ("system.posix_acl_access", "system.posix_acl_default")
@@ -124,6 +125,10 @@ def show(p):
             except OSError:
                 pass
     print(" ".join(out))
+if len(sys.argv) > 2:
+    for n in sys.argv[2:]:
+        show(os.path.join(root, n))
+    sys.exit(0)
 show(root)
 for dp, dns, fns in os.walk(root):
     for n in sorted(dns + fns):
@@ -134,13 +139,19 @@ BEFORE=$(snapshot)
 
 # host_start NAME: starts a host as the person; host_cmd NAME CMD: one command, one answer.
 declare -A HIN HOUT HPID
+# host_start NAME root: the host runs as root instead.
 host_start() {
 	local name=$1
 	mkfifo "$WORK/$name.in" "$WORK/$name.out"
 	chmod 0666 "$WORK/$name.in" "$WORK/$name.out"
 	# A simple command, not a function: $! is then the host itself (setpriv and env exec).
-	setpriv --reuid="$TUID" --regid="$TGID" --init-groups env -i HOME="$H" PATH=/usr/bin:/bin \
-		"$WORK/acl_host" "$WORK/config.ini" <"$WORK/$name.in" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+	if [ "${2:-}" = root ]; then
+		env -i HOME=/root PATH=/usr/bin:/bin \
+			"$WORK/acl_host" "$WORK/config.ini" <"$WORK/$name.in" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+	else
+		setpriv --reuid="$TUID" --regid="$TGID" --init-groups env -i HOME="$H" PATH=/usr/bin:/bin \
+			"$WORK/acl_host" "$WORK/config.ini" <"$WORK/$name.in" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+	fi
 	HPID[$name]=$!
 	HOSTS_PIDS="$HOSTS_PIDS $!"
 	exec {fd_in}>"$WORK/$name.in"
@@ -167,8 +178,8 @@ host_start h1
 is "$(host_cmd h1 "open S1")" "ok 0" "the host opens a session journal as the person"
 is "$(host_cmd h1 "grant S1 $TA $H/project rw $H")" "ok 0" "grant read-write on ~/project"
 is "$(host_cmd h1 "grant S1 $TA $H/docs ro $H")" "ok 0" "grant read-only on ~/docs"
-ls "$WORK/state/journal/$TUID/S1.journal" >/dev/null 2>&1 && pass "the journal is under state_dir/journal/<uid>" ||
-	fail "the journal is under state_dir/journal/<uid>" "$(ls -laR "$WORK/state/journal")"
+ls "$WORK/state/journal/$TUID-$TU/S1.journal" >/dev/null 2>&1 && pass "the journal is under state_dir/journal/<uid>-<name>" ||
+	fail "the journal is under state_dir/journal/<uid>-<name>" "$(ls -laR "$WORK/state/journal")"
 
 check "project: user:$TA:rwx" has_entry "$H/project" "user:$TA:rwx"
 check "project: default:user:$TA:rwx" has_entry "$H/project" "default:user:$TA:rwx"
@@ -229,7 +240,7 @@ else
 	fail "after both closes every mode and ACL xattr of the home is byte for byte as before" \
 		"$(diff <(echo "$BEFORE") <(echo "$AFTER") | head -20)"
 fi
-is "$(find "$WORK/state/journal/$TUID" -name '*.journal' | wc -l)" 0 "no journal left after close"
+is "$(find "$WORK/state/journal/$TUID-$TU" -name '*.journal' | wc -l)" 0 "no journal left after close"
 
 # ------------------------------------------------------------- a crashed host
 host_start h3
@@ -250,7 +261,7 @@ if [ "$BEFORE" = "$AFTER" ]; then
 else
 	fail "after cleanup the home is byte for byte as before" "$(diff <(echo "$BEFORE") <(echo "$AFTER") | head -20)"
 fi
-is "$(find "$WORK/state/journal/$TUID" -name '*.journal' | wc -l)" 1 "only the live host's journal is left"
+is "$(find "$WORK/state/journal/$TUID-$TU" -name '*.journal' | wc -l)" 1 "only the live host's journal is left"
 is "$(host_cmd h4 "close S4")" "ok 0" "the last host closes"
 host_quit h4
 exec {HIN[h3]}>&- {HOUT[h3]}<&-
@@ -275,6 +286,123 @@ if [ "$BEFORE" = "$AFTER" ]; then
 else
 	fail "after the nested grant the home is byte for byte as before" "$(diff <(echo "$BEFORE") <(echo "$AFTER") | head -20)"
 fi
+
+# ------------------------------------------------- nothing of ours stays behind
+# What the agent (as the account) and the person make in a granted read-write folder
+# during a session inherits the default entries; revoke takes them off again, and the
+# nodes that were there before are byte for byte as they were.
+has_xattr() { python3 -c 'import os, sys; os.getxattr(sys.argv[1], sys.argv[2], follow_symlinks=False)' "$@"; }
+named() { getfacl -RPp "$1" 2>/dev/null | grep -e ":$2:" -e "^# file"; }
+no_entry() { # desc dir name
+	local out
+	out=$(named "$2" "$3" | grep -B1 -e ":$3:")
+	if [ -z "$out" ]; then pass "$1"; else fail "$1" "$out"; fi
+}
+residue_tree() { # dir: files and folders of the person's, some with ACLs of their own
+	as_person bash -ec "
+		umask 022
+		mkdir -p '$1/old/deep' '$1/owndef'
+		echo x > '$1/old/f'; echo y > '$1/old/deep/g'; chmod 640 '$1/old/deep/g'
+		echo z > '$1/acl.txt'; setfacl -m u:nobody:r '$1/acl.txt'
+		setfacl -m d:u:nobody:rx '$1/owndef'"
+}
+RES_OLD="old old/f old/deep old/deep/g acl.txt owndef"
+
+as_person mkdir "$H/res"
+residue_tree "$H/res"
+RBEFORE=$(snapshot "$H/res" $RES_OLD)
+# Root closes this one: the agent's own nodes need the account's rights or root's.
+host_start r1 root
+host_cmd r1 "open R1" >/dev/null
+is "$(host_cmd r1 "grant R1 $TA $H/res rw $H")" "ok 0" "residue: grant ~/res read-write"
+ls -d "$WORK/state/journal/0-root" >/dev/null 2>&1 && pass "root's journal is under journal/0-root" ||
+	fail "root's journal is under journal/0-root" "$(ls -la "$WORK/state/journal")"
+check "residue: the agent makes a/b, a/b/c, a/d" as_acct sh -c "cd '$H/res' && umask 022 && mkdir -p a/b && touch a/b/c a/d"
+check "residue: the person makes p/q, p/q/r, p/s and owndef/n" \
+	as_person sh -c "cd '$H/res' && umask 022 && mkdir -p p/q && touch p/q/r p/s owndef/n"
+check "residue: the person can write the agent's a/d" as_person sh -c "echo hi > '$H/res/a/d'"
+check "residue (premise): a/b/c carries the account's inherited entry" bash -c "getfacl -cp '$H/res/a/b/c' | grep -q '^user:$TA:rwx'"
+is "$(host_cmd r1 "close R1")" "ok 0" "residue: the session closes"
+host_quit r1
+no_entry "residue: getfacl -R finds no entry naming the account" "$H/res" "$TA"
+no_entry "residue: nor any entry for the person planted by the grant" "$H/res/p" "$TU"
+refute "residue: the agent's folder a/b keeps no default ACL" has_xattr "$H/res/a/b" system.posix_acl_default
+refute "residue: the person's folder p/q keeps no default ACL" has_xattr "$H/res/p/q" system.posix_acl_default
+is "$(stat -c %a "$H/res/p/s" "$H/res/p/q")" "$(printf '644\n755')" \
+	"residue: what the person made is a plain mode, as the umask would have made it"
+refute "residue: p/s keeps no ACL xattr" has_xattr "$H/res/p/s" system.posix_acl_access
+check "residue: the person still writes what the agent made" as_person sh -c "echo more >> '$H/res/a/d'"
+as_person sh -c "umask 022; touch '$H/res/a/b/later' '$H/res/p/q/later'"
+no_entry "residue: a file the person makes afterwards in a/b names no account" "$H/res/a/b/later" "$TA"
+no_entry "residue: nor in p/q" "$H/res/p/q/later" "$TA"
+check "residue: owndef/n keeps the person's own inherited entry" bash -c "getfacl -cp '$H/res/owndef/n' | grep -q '^user:nobody:r-x'"
+RAFTER=$(snapshot "$H/res" $RES_OLD)
+if [ "$RBEFORE" = "$RAFTER" ]; then
+	pass "residue: what was there before is byte for byte as before"
+else
+	fail "residue: what was there before is byte for byte as before" "$(diff <(echo "$RBEFORE") <(echo "$RAFTER"))"
+fi
+
+# The same as the person, with a second session sharing the folder read-only.
+as_person mkdir "$H/res2"
+residue_tree "$H/res2"
+RBEFORE=$(snapshot "$H/res2" $RES_OLD)
+host_start r2
+host_start r3
+host_cmd r2 "open R2" >/dev/null
+host_cmd r3 "open R3" >/dev/null
+is "$(host_cmd r2 "grant R2 $TA $H/res2 rw $H")" "ok 0" "residue, shared: one session grants ~/res2 read-write"
+is "$(host_cmd r3 "grant R3 $TA $H/res2 ro $H")" "ok 0" "residue, shared: another read-only"
+as_person sh -c "cd '$H/res2' && umask 022 && mkdir -p p/q && touch p/q/r p/s"
+is "$(host_cmd r2 "close R2")" "ok 0" "residue, shared: the read-write session closes"
+check "residue, shared: the account still reads p/q/r (the other session's grant)" as_acct cat "$H/res2/p/q/r"
+refute "residue, shared: but no longer writes there" as_acct touch "$H/res2/p/q/x"
+refute "residue, shared: p/q has no default ACL left" has_xattr "$H/res2/p/q" system.posix_acl_default
+is "$(host_cmd r3 "close R3")" "ok 0" "residue, shared: the read-only session closes"
+host_quit r2
+host_quit r3
+no_entry "residue, shared: nothing under ~/res2 names the account" "$H/res2" "$TA"
+no_entry "residue, shared: nor the person" "$H/res2/p" "$TU"
+is "$(stat -c %a "$H/res2/p/s")" 644 "residue, shared: p/s is back to a plain 644"
+RAFTER=$(snapshot "$H/res2" $RES_OLD)
+if [ "$RBEFORE" = "$RAFTER" ]; then
+	pass "residue, shared: what was there before is byte for byte as before"
+else
+	fail "residue, shared: what was there before is byte for byte as before" "$(diff <(echo "$RBEFORE") <(echo "$RAFTER"))"
+fi
+
+# ------------------------------------------------------------- a recycled uid
+# Journals are kept per <uid>-<name>: a person deleted with a dead host's journal left
+# behind, whose uid is given to someone new, hands nothing to the newcomer.  The layout
+# before (<uid>) is still cleaned, of the grants that lie in the person's own home.
+J=$WORK/state/journal
+dead_journal() { # name id path access home dest-folder: a host grants, is killed, its journal moves
+	host_start "$1"
+	host_cmd "$1" "open $2" >/dev/null
+	is "$(host_cmd "$1" "grant $2 $TA $3 $4 $5")" "ok 0" "recycled: a host grants $3"
+	kill -9 "${HPID[$1]}"
+	wait "${HPID[$1]}" 2>/dev/null
+	exec {HIN[$1]}>&- {HOUT[$1]}<&-
+	install -d -o "$TUID" -g "$TGID" -m 0700 "$J/$6"
+	mv "$J/$TUID-$TU/$2.journal" "$J/$6/$2.journal"
+}
+install -d -o "$TUID" -g "$TGID" -m 0755 "$WORK/dead" "$WORK/dead/proj" "$WORK/dead/proj2"
+dead_journal d1 D1 "$WORK/dead/proj" rw "$WORK/dead" "$TUID"                 # a deleted person's, old layout
+dead_journal d2 D2 "$H/docs" ro "$H" "$TUID"                                 # the person's own, old layout
+dead_journal d3 D3 "$WORK/dead/proj2" ro "$WORK/dead" "$TUID-owstest_gone_$HEX" # a deleted person's, new layout
+host_start d4
+is "$(host_cmd d4 "cleanup")" "ok 1" "recycled: the person's cleanup takes only their own dead grant"
+refute "recycled: ~/docs, the person's own, is revoked" has_entry "$H/docs/readme.txt" "user:$TA:r--"
+check "recycled: the deleted person's grant (old layout) is not inherited" has_entry "$WORK/dead/proj" "user:$TA:rwx"
+check "recycled: nor is the one under another name (new layout)" has_entry "$WORK/dead/proj2" "user:$TA:r-x"
+is "$(find "$J/$TUID" "$J/$TUID-owstest_gone_$HEX" -name "*.journal" | wc -l)" 2 "recycled: their journals are left whole"
+host_quit d4
+host_start d5 root
+is "$(host_cmd d5 "cleanup")" "ok 2" "recycled: root's cleanup revokes the deleted person's grants"
+host_quit d5
+refute "recycled: ~/dead/proj is revoked" has_entry "$WORK/dead/proj" "user:$TA:rwx"
+refute "recycled: ~/dead/proj2 is revoked" has_entry "$WORK/dead/proj2" "user:$TA:r-x"
+is "$(find "$J" -name '*.journal' | wc -l)" 0 "recycled: no journal is left"
 
 # A host that is not set up: a clear error naming the setup command.
 printf '[sandbox]\nstate_dir = %s/nowhere\n' "$WORK" >"$WORK/bad.ini"
