@@ -641,7 +641,55 @@ static int init_start(void *unused)
 	ows__init_main(&plan);
 }
 
-/* What the process outside keeps: enough to remove an account-owned tree. */
+/*
+ * What the account made in a read-write folder becomes the caller's once the
+ * session has ended: the person owns their project again (they may change
+ * and remove it, and their own revoke can take every ACL entry of ours off
+ * it), and the account keeps nothing there of its own.  Run after init and
+ * every process of the session are gone.  Never follows a link or leaves the
+ * folder's file system; a file with more than one link is left alone, since
+ * its other name may lie in someone else's folder.  Folders nested deeper
+ * than the limit stay the account's.
+ */
+static void hand_back(int dirfd, dev_t dev, uid_t account, int depth)
+{
+	int dupfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+	if (!d) {
+		if (dupfd >= 0)
+			close(dupfd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		int fd = openat(dirfd, e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) != 0 || st.st_dev != dev) {
+			close(fd);
+			continue;
+		}
+		if (st.st_uid == account && (S_ISDIR(st.st_mode) || st.st_nlink == 1))
+			(void)!fchownat(fd, "", caller, caller_gid, AT_EMPTY_PATH); /* what stays is the account's, as before */
+		if (S_ISDIR(st.st_mode) && depth < 128) {
+			int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			struct stat again;
+			if (sub >= 0 && fstat(sub, &again) == 0 && again.st_ino == st.st_ino &&
+			    again.st_dev == dev)
+				hand_back(sub, dev, account, depth + 1);
+			if (sub >= 0)
+				close(sub);
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* What the process outside keeps: enough to remove an account-owned tree and hand
+ * the account's files in the caller's folders back (hand_back). */
 static void trim_capabilities(void)
 {
 	for (int cap = 0; cap <= 63; cap++)
@@ -649,8 +697,8 @@ static void trim_capabilities(void)
 			break;
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2] = {{0}};
-	data[0].effective = data[0].permitted =
-		(1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH) | (1u << CAP_FOWNER);
+	data[0].effective = data[0].permitted = (1u << CAP_CHOWN) | (1u << CAP_DAC_OVERRIDE) |
+						(1u << CAP_DAC_READ_SEARCH) | (1u << CAP_FOWNER);
 	if (syscall(SYS_capset, &hdr, data) != 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		_exit(1); /* init runs on; `cleanup` removes what stays */
 }
@@ -705,8 +753,6 @@ static __attribute__((noreturn)) void session(void)
 	/* Outside: hold nothing of the sandbox's, wait for init, then tidy up. */
 	close(3);
 	close(priv);
-	for (int i = 0; i < rq.nfolders; i++)
-		close(rq.folders[i].fd);
 	static const int quiet[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(quiet); i++)
 		signal(quiet[i], SIG_IGN);
@@ -714,6 +760,11 @@ static __attribute__((noreturn)) void session(void)
 	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	for (int i = 0; i < rq.nfolders; i++) {
+		if (rq.folders[i].rw && caller != 0)
+			hand_back(rq.folders[i].fd, rq.folders[i].st.st_dev, uid, 0);
+		close(rq.folders[i].fd);
+	}
 	int rc = ows__rmtree_at(sb, rq.id) == 0 ? 0 : 1;
 	cgroups_remove(rq.id);
 	char lockname[ID_LEN + 8];
