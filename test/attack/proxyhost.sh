@@ -1,5 +1,5 @@
-# Proxies on the host: a landlock allowlist session's proxy listens only inside that
-# session's own network, so a session in `open` mode (which shares the host's network)
+# Proxies on the host: an allowlist session's proxy listens only inside that session's
+# own network, so a session in `open` mode (which shares the host's network)
 # cannot use it to reach the sites it lists. A proxy that does listen on the host
 # (`owsbx proxy`) is found by the same scan: the control.
 ATTACKS="$ATTACKS proxyhost"
@@ -33,14 +33,14 @@ attack_proxyhost() {
 	as_person "$BIN/owsbx" proxy --allow-site "$PH_HOSTPROXY:1" >"$OUT/proxy.port" 2>/dev/null &
 	host=$!
 	rm -f "$OUT/up"
-	as_person "$BIN/owsbx" run --provider landlock --net allowlist --allow-site "$PH_SESSION:1" \
+	as_person "$BIN/owsbx" run --provider "$P" --net allowlist --allow-site "$PH_SESSION:1" \
 		--rw "$OUT" -- sh -c "touch '$OUT/up'; sleep 6" >/dev/null 2>&1 &
 	other=$!
 	for _ in $(seq 100); do [ -e "$OUT/up" ] && [ -s "$OUT/proxy.port" ] && break; sleep 0.05; done
 	out=$(sbx -- /usr/bin/python3 -c "$PH_PY" "$PH_HOSTPROXY" "$PH_SESSION" 2>&1)
 	check "$(tag) control: a proxy listening on the host is found from an open session" \
 		test "${out%% *}" = host
-	unlike "$out" "sess" "$(tag) a landlock allowlist session's proxy is not reachable from an open session"
+	unlike "$out" "sess" "$(tag) an allowlist session's proxy is not reachable from an open session"
 	kill "$host" 2>/dev/null
 	wait "$other" "$host" 2>/dev/null
 }
