@@ -44,13 +44,16 @@ static void print_blocked(ows_session *s, int64_t since_ms)
 	json_t *arr = json_loads(json, 0, NULL);
 	size_t i;
 	json_t *b;
-	json_array_foreach(arr, i, b)
-		fprintf(stderr, "owsbx: the allow list refused %s:%lld while the command ran; "
-				"to allow it: --allow-site %s:%lld\n",
-			json_string_value(json_object_get(b, "host")),
-			(long long)json_integer_value(json_object_get(b, "port")),
-			json_string_value(json_object_get(b, "host")),
-			(long long)json_integer_value(json_object_get(b, "port")));
+	json_array_foreach(arr, i, b) {
+		const char *host = json_string_value(json_object_get(b, "host"));
+		const char *reason = json_string_value(json_object_get(b, "reason"));
+		bool private_addr = reason && strcmp(reason, "private address") == 0;
+		fprintf(stderr, "owsbx: the allow list refused %s:%lld while the command ran%s; "
+				"to allow it: --allow-site %s\n",
+			host, (long long)json_integer_value(json_object_get(b, "port")),
+			private_addr ? " (the name resolved to a private address)" : "",
+			json_string_value(json_object_get(b, "allow")));
+	}
 	json_decref(arr);
 	ows_free(json);
 }

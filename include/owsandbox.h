@@ -253,7 +253,7 @@ OWS_API int ows_session_allow_site(ows_session *session, const char *pattern, ow
 OWS_API int ows_session_remove_site(ows_session *session, const char *pattern, ows_error *err);
 /*
  * Sites the proxy refused since `since_ms` (Unix epoch, milliseconds), as a
- * JSON array of {"host", "port", "count", "last_ms"}.  Caller frees *out.
+ * JSON array as ows_proxy_blocked_json gives.  Caller frees *out.
  */
 OWS_API int ows_session_blocked_json(ows_session *session, int64_t since_ms, char **out,
 				     ows_error *err);
@@ -424,8 +424,10 @@ OWS_API int ows_proxy_disallow(ows_proxy *proxy, const char *pattern, ows_error 
 /*
  * The sites refused and last refused at or after `since_ms` (Unix epoch,
  * milliseconds; 0 for all), as a JSON array of {"host", "port", "count",
- * "first_ms", "last_ms", "reason"} ("not listed" or "private address"); the
- * count is over the proxy's life.  Thread-safe.  Caller frees *out with
+ * "first_ms", "last_ms", "reason", "allow"}: "reason" is "not listed" or
+ * "private address" (listed, but the name resolved to one), "allow" the
+ * pattern that lets the site through ("git.corp:443+private" for the second);
+ * the count is over the proxy's life.  Thread-safe.  Caller frees *out with
  * ows_free().
  */
 OWS_API int ows_proxy_blocked_json(ows_proxy *proxy, int64_t since_ms, char **out,

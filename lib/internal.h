@@ -249,11 +249,16 @@ OWS__HIDDEN int ows__session_layout(ows_session *s, const ows_policy *policy, co
 /*
  * allowlist: starts the session's proxy (s->proxy, stopped at close) with the
  * policy's sites, the machine's and `more_hosts` (may be NULL), and points
- * the proxy variables of s->env at it.  Call after s->env is built.
+ * the proxy variables of s->env at *port.  Call after s->env is built.
+ * `listener_handed_in`: the provider's sandbox has a network of its own and
+ * hands in the proxy's listener (ows__proxy_adopt_listener), made there on
+ * *port; the proxy listens nowhere on the host.  Otherwise the proxy listens
+ * on the host's loopback, on *port.
  */
 OWS__HIDDEN int ows__session_start_proxy(ows_session *s, const ows_policy *policy,
 					 const ows_config *config, const ows__strv *more_hosts,
-					 const char *tunnel_cmd, int *port, ows_error *err);
+					 const char *tunnel_cmd, bool listener_handed_in,
+					 int *port, ows_error *err);
 
 /* The platform's providers; NULL for an unknown or unavailable name. */
 OWS__HIDDEN const ows__provider *ows__provider_find(const char *name);

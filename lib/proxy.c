@@ -103,8 +103,9 @@ typedef struct blocked {
 	char host[OWS__HOST_MAX];
 	int port;
 	long count;
+	int kind;          /* ows__host_kind of host */
 	int64_t first_ms, last_ms;
-	const char *reason;
+	bool private_addr; /* listed, but resolved to a private address (the last time) */
 } blocked;
 
 typedef struct override {
@@ -242,8 +243,10 @@ static bool allowed(ows_proxy *px, const char *host, int kind, int port, bool *p
 	return ok;
 }
 
-static void record_blocked(ows_proxy *px, const char *host, int port, const char *reason)
+static void record_blocked(ows_proxy *px, const conn *c, bool private_addr)
 {
+	const char *host = c->host;
+	int port = c->port;
 	int64_t now = ows__now_ms();
 	pthread_mutex_lock(&px->mu);
 	blocked *b = NULL;
@@ -255,12 +258,13 @@ static void record_blocked(ows_proxy *px, const char *host, int port, const char
 		memset(b, 0, sizeof(*b));
 		snprintf(b->host, sizeof(b->host), "%s", host);
 		b->port = port;
+		b->kind = c->kind;
 		b->first_ms = now;
 	}
 	if (b) {
 		b->count++;
 		b->last_ms = now;
-		b->reason = reason;
+		b->private_addr = private_addr;
 	}
 	pthread_mutex_unlock(&px->mu);
 }
@@ -455,7 +459,7 @@ static void refuse(ows_proxy *px, conn *c, const char *addr)
 	char hp[300], body[1400], hdr[360];
 	host_port(c, hp, sizeof(hp));
 	if (addr) {
-		record_blocked(px, c->host, c->port, "private address");
+		record_blocked(px, c, true);
 		snprintf(body, sizeof(body),
 			 "owsbx proxy: refused %s: the name resolves to %s, an address on this "
 			 "machine or a private network.\nA listed site reaches such an address only "
@@ -463,7 +467,7 @@ static void refuse(ows_proxy *px, conn *c, const char *addr)
 			 "(owsbx run --allow-site %s+private).\n",
 			 hp, addr, hp, hp);
 	} else {
-		record_blocked(px, c->host, c->port, "not listed");
+		record_blocked(px, c, false);
 		snprintf(body, sizeof(body),
 			 "owsbx proxy: refused %s: the site is not on this sandbox's allow list.\n"
 			 "To reach it, ask the person running the sandbox to allow %s (for example "
@@ -1127,7 +1131,9 @@ static int read_hosts_file(ows_proxy *px, const char *path, ows_error *err)
 	return 0;
 }
 
-int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *err)
+/* `listen_here`: a listener of its own on the host's loopback, or only adopted ones. */
+static int proxy_start(const ows_proxy_options *opts, bool listen_here, ows_proxy **out,
+		       ows_error *err)
 {
 	if (!out)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no place to put the proxy");
@@ -1163,9 +1169,10 @@ int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *e
 		rc = ows__net_init(err);
 	if (rc == 0)
 		rc = ows__loop_new(&px->loop, err);
-	if (rc == 0)
+	if (rc == 0 && listen_here)
 		rc = ows__tcp_listen_loopback(port, PORT_LO, PORT_HI, &px->ls, &px->port, err);
-	if (rc == 0 && ows__loop_watch(px->loop, px->ls, &px->ltag, true, true, false) < 0)
+	if (rc == 0 && listen_here &&
+	    ows__loop_watch(px->loop, px->ls, &px->ltag, true, true, false) < 0)
 		rc = ows__fail(err, OWS_ESYS, 0, "epoll_ctl", NULL, "cannot watch the proxy's socket");
 	for (int i = 0; rc == 0 && i < RESOLVERS; i++) {
 		int e = pthread_create(&px->rth[i], NULL, resolver_main, px);
@@ -1191,6 +1198,16 @@ int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *e
 	}
 	*out = px;
 	return 0;
+}
+
+int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *err)
+{
+	return proxy_start(opts, true, out, err);
+}
+
+int ows__proxy_start_adopting(const ows_proxy_options *opts, ows_proxy **out, ows_error *err)
+{
+	return proxy_start(opts, false, out, err);
 }
 
 int ows_proxy_port(const ows_proxy *proxy)
@@ -1220,6 +1237,17 @@ int ows_proxy_allow_file(ows_proxy *proxy, const char *path, ows_error *err)
 	return rc;
 }
 
+/*
+ * The entry that lets a refused site through: the site itself when it was not
+ * listed; with +private when it was, and resolved to a private address.
+ */
+static void blocked_allow(const blocked *b, char out[300])
+{
+	ows__pattern p = {.port = b->port, .allow_private = b->private_addr, .kind = b->kind};
+	snprintf(p.host, sizeof(p.host), "%s", b->host);
+	ows__pattern_format(&p, out);
+}
+
 int ows_proxy_blocked_json(ows_proxy *proxy, int64_t since_ms, char **out, ows_error *err)
 {
 	if (out)
@@ -1227,7 +1255,7 @@ int ows_proxy_blocked_json(ows_proxy *proxy, int64_t since_ms, char **out, ows_e
 	if (!proxy || !out)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no proxy or no place for the answer");
 	pthread_mutex_lock(&proxy->mu);
-	size_t cap = 3 + proxy->nblocked * (OWS__HOST_MAX + 160);
+	size_t cap = 3 + proxy->nblocked * (OWS__HOST_MAX + 300 + 180);
 	char *s = malloc(cap);
 	if (!s) {
 		pthread_mutex_unlock(&proxy->mu);
@@ -1240,12 +1268,15 @@ int ows_proxy_blocked_json(ows_proxy *proxy, int64_t since_ms, char **out, ows_e
 		const blocked *b = &proxy->blocked[i];
 		if (b->last_ms < since_ms)
 			continue;
+		char allow[300];
+		blocked_allow(b, allow);
 		/* hosts are normalised names or addresses: nothing to escape */
 		o += (size_t)snprintf(s + o, cap - o,
 				      "%s{\"host\":\"%s\",\"port\":%d,\"count\":%ld,\"first_ms\":%lld,"
-				      "\"last_ms\":%lld,\"reason\":\"%s\"}",
+				      "\"last_ms\":%lld,\"reason\":\"%s\",\"allow\":\"%s\"}",
 				      first ? "" : ",", b->host, b->port, b->count,
-				      (long long)b->first_ms, (long long)b->last_ms, b->reason);
+				      (long long)b->first_ms, (long long)b->last_ms,
+				      b->private_addr ? "private address" : "not listed", allow);
 		first = false;
 	}
 	s[o++] = ']';

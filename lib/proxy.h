@@ -114,6 +114,22 @@ OWS__HIDDEN const char *const *ows__sites_group_names(void);
 OWS__HIDDEN int ows__sites_file_read(const char *path, ows__strv *out, ows_error *err);
 
 /*
+ * The port a sandbox with a network of its own listens on for its proxy
+ * (ows__proxy_adopt_listener).  Every such sandbox has its own loopback, so
+ * one port serves them all; it stays in 47800-47899, the range the proof
+ * tells apart from the ports outside it.
+ */
+#define OWS__PROXY_PORT_INSIDE 47800
+
+/*
+ * ows_proxy_start without a listener of its own: the proxy serves only the
+ * listeners handed to it, so nothing on the host's loopback reaches it and no
+ * host port is taken.  opts->port is ignored; ows_proxy_port() says 0.
+ */
+OWS__HIDDEN int ows__proxy_start_adopting(const ows_proxy_options *opts, ows_proxy **out,
+					  ows_error *err);
+
+/*
  * Accepts clients from one more listening socket too, and owns it from now
  * on (closed at ows_proxy_stop): a sandbox's listener, made in its own network
  * namespace, where it is the only way out.

@@ -389,8 +389,8 @@ int ows__session_layout(ows_session *s, const ows_policy *policy, const char *pr
 }
 
 int ows__session_start_proxy(ows_session *s, const ows_policy *policy, const ows_config *config,
-			     const ows__strv *more_hosts, const char *tunnel_cmd, int *port,
-			     ows_error *err)
+			     const ows__strv *more_hosts, const char *tunnel_cmd,
+			     bool listener_handed_in, int *port, ows_error *err)
 {
 	ows__strv sites = {0};
 	const ows__strv *lists[] = {&policy->hosts, &config->hosts, more_hosts};
@@ -402,10 +402,11 @@ int ows__session_start_proxy(ows_session *s, const ows_policy *policy, const ows
 	ows_proxy_options_init(&o);
 	o.hosts = (const char *const *)sites.v;
 	if (rc == 0)
-		rc = ows_proxy_start(&o, &s->proxy, err);
+		rc = listener_handed_in ? ows__proxy_start_adopting(&o, &s->proxy, err)
+					: ows_proxy_start(&o, &s->proxy, err);
 	ows__strv_free(&sites);
 	if (rc == 0) {
-		*port = ows_proxy_port(s->proxy);
+		*port = listener_handed_in ? OWS__PROXY_PORT_INSIDE : ows_proxy_port(s->proxy);
 		rc = env_add_proxy(&s->env, *port, tunnel_cmd, err);
 	}
 	return rc;

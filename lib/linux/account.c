@@ -383,7 +383,8 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		goto fail;
 	}
 	if (s->net == OWS_NET_ALLOWLIST)
-		rc = ows__session_start_proxy(s, policy, config, &share.hosts, tunnel, &proxy_port, err);
+		rc = ows__session_start_proxy(s, policy, config, &share.hosts, tunnel, true,
+					      &proxy_port, err);
 	free(tunnel);
 	if (rc < 0)
 		goto fail;

@@ -12,6 +12,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,13 +113,84 @@ int ows__rmtree_at(int parentfd, const char *name)
 	return rc;
 }
 
-/* Opens (creating if needed) the per-user root, refusing one we do not own. */
-static int open_root(const char *root, uid_t owner, mode_t mode, ows_error *err)
+/*
+ * Opens `base`, the folder that holds the per-user root, making what is
+ * missing of it (0755, like mkdir -p).  No part of it may be a link, or a
+ * folder others may write in without the sticky bit: someone else could put
+ * a folder of their choosing in its place, under the per-user root's checks.
+ */
+static int open_base(const char *base, ows_error *err)
 {
-	if (mkdir(root, mode) != 0 && errno != EEXIST)
+	if (base[0] != '/')
+		return ows__fail(err, OWS_EINVAL, EINVAL, base, "give an absolute path",
+				 "the private folder root is not absolute");
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *rest = base;
+	while (fd >= 0) {
+		struct stat st;
+		if (fstat(fd, &st) != 0)
+			break;
+		if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+			close(fd);
+			return ows__fail(err, OWS_EPERM, EPERM, base,
+					 "choose a private_root no other user can write in",
+					 "a folder on the way to the private folder root is "
+					 "writable by everyone, without the sticky bit");
+		}
+		while (*rest == '/')
+			rest++;
+		if (!*rest)
+			return fd;
+		char name[NAME_MAX + 1];
+		size_t n = strcspn(rest, "/");
+		if (n >= sizeof(name)) {
+			close(fd);
+			return ows__fail(err, OWS_EINVAL, ENAMETOOLONG, base, NULL,
+					 "a name in the private folder root is too long");
+		}
+		memcpy(name, rest, n);
+		name[n] = '\0';
+		rest += n;
+		bool made = mkdirat(fd, name, 0755) == 0;
+		if (!made && errno != EEXIST) {
+			close(fd);
+			return ows__fail_sys(err, base, "check that the folder above it is writable",
+					     "cannot create the private folder root");
+		}
+		int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (sub < 0 && (errno == ELOOP || errno == ENOTDIR))
+			return ows__fail(err, OWS_EPERM, errno, base,
+					 "give the private_root without links in it",
+					 "a part of the private folder root is a link or not a folder");
+		/* The umask must not close what a root host's account passes through. */
+		if (sub >= 0 && made && fchmod(sub, 0755) != 0) {
+			close(sub);
+			sub = -1;
+		}
+		fd = sub;
+	}
+	int rc = ows__fail_sys(err, base, NULL, "cannot open the private folder root");
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Opens (creating if needed) the per-user root, refusing one we do not own. */
+static int open_root(const char *base, const char *root, uid_t owner, mode_t mode,
+		     ows_error *err)
+{
+	int basefd = open_base(base, err);
+	if (basefd < 0)
+		return basefd;
+	const char *name = strrchr(root, '/') + 1;
+	if (mkdirat(basefd, name, mode) != 0 && errno != EEXIST) {
+		close(basefd);
 		return ows__fail_sys(err, root, "check that the folder above it is writable",
 				     "cannot create the private folder root");
-	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	int fd = openat(basefd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(basefd);
 	if (fd < 0)
 		return ows__fail_sys(err, root, "remove it if it is not a folder you made",
 				     "cannot open the private folder root");
@@ -172,7 +245,7 @@ int ows__private_create(ows__private *pv, const char *base, const char *id, uid_
 	mode_t mode = (me == 0 && uid != 0) ? 0711 : 0700;
 	if (!(pv->root = ows__asprintf(err, "%s/owsandbox-%u", base, (unsigned)me)))
 		return OWS_ENOMEM;
-	int rootfd = open_root(pv->root, me, mode, err);
+	int rootfd = open_root(base, pv->root, me, mode, err);
 	if (rootfd < 0)
 		return rootfd;
 	remove_stale(rootfd);

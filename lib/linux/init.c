@@ -245,7 +245,12 @@ static int try_create(const char *dir)
 	char path[4096] = "";
 	ows__buf_add(path, sizeof(path), dir);
 	ows__buf_add(path, sizeof(path), strcmp(dir, "/") ? "/.owsandbox-probe-" : ".owsandbox-probe-");
-	ows__buf_add_num(path, sizeof(path), (long)syscall(SYS_gettid));
+	/* Another session may probe the same folder at once, and thread ids repeat
+	 * across PID namespaces: the name is random, so O_EXCL never meets its twin. */
+	unsigned long r = 0;
+	if (syscall(SYS_getrandom, &r, sizeof(r), 0) != (long)sizeof(r))
+		r = (unsigned long)syscall(SYS_gettid);
+	ows__buf_add_num(path, sizeof(path), (long)(r >> 1));
 	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errno;

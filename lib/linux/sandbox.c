@@ -361,11 +361,12 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	if (rc < 0 || (rc = ows__share_apply(s, &li->share, err)) < 0)
 		goto fail;
 	if (s->net == OWS_NET_ALLOWLIST) {
-		/* The sandbox reaches it only through the listener its init makes on the
-		 * same port in its own network, handed over after the proof. */
+		/* The sandbox reaches it only through the listener its init makes on
+		 * this port in its own network, handed over after the proof; the
+		 * proxy listens nowhere on the host. */
 		int port;
 		if ((rc = ows__session_start_proxy(s, policy, config, &li->share.hosts, tunnel,
-						   &port, err)) < 0)
+						   true, &port, err)) < 0)
 			goto fail;
 		p->proxy_port = (uint16_t)port;
 	}

@@ -248,7 +248,7 @@ static int windows_open(ows_session *s, const ows_policy *policy, const ows_conf
 	 * filters), where the session's proxy listens, on Winsock. */
 	int proxy_port;
 	if (s->net == OWS_NET_ALLOWLIST &&
-	    (rc = ows__session_start_proxy(s, policy, config, NULL, NULL, &proxy_port, err)) < 0)
+	    (rc = ows__session_start_proxy(s, policy, config, NULL, NULL, false, &proxy_port, err)) < 0)
 		goto fail;
 	if ((rc = ows__job_create(policy, &w->base.job, err)) < 0)
 		goto fail;

@@ -29,10 +29,29 @@ is "$(kv curl)" "$TOKEN" "curl reaches a listed site through the proxy"
 is "$(kv py)" "$TOKEN" "python's urllib too"
 is "$(kv code)" 403 "an unlisted site is refused with a 403"
 like "$(kv refused)" "owstest-refused.invalid" "whose body names the site"
-like "$SBX_ERR" "refused owstest-refused.invalid:80 .*--allow-site owstest-refused.invalid:80" \
+like "$SBX_ERR" "refused owstest-refused.invalid:80 .*--allow-site owstest-refused.invalid:80\$" \
 	"owsbx says which site was refused and how to allow it"
 blocked=$(grep '"event":"exit"' "$EV/ev" | "$PY" -c 'import json,sys; print(",".join(b["host"] for b in json.loads(sys.stdin.read()).get("blocked", [])))')
 is "$blocked" "owstest-refused.invalid" "the exit event lists the refused site"
+
+# A listed name that resolves to an address on this machine is refused unless listed with
+# +private, and the hint says so (the name as listed would change nothing).
+NAME=$(hostname)
+ADDR=$(getent ahostsv4 "$NAME" | awk 'NR == 1 {print $1}')
+if [[ "$ADDR" =~ ^(127|10)\. || "$ADDR" =~ ^192\.168\. ]] && [ "$NAME" != localhost ]; then
+	sbx run --net allowlist --allow-site "$NAME:$UP" --events "$EV/ev2" -- /bin/sh -c "
+		curl -s -m 5 http://$NAME:$UP/"
+	like "$SBX_OUT" "resolves to $ADDR.*--allow-site $NAME:$UP\+private" \
+		"a listed name resolving to $ADDR: the 403 asks for $NAME:$UP+private"
+	like "$SBX_ERR" "refused $NAME:$UP .*private address.*--allow-site $NAME:$UP\+private\$" \
+		"owsbx's report asks for $NAME:$UP+private, not the name already listed"
+	allow=$(grep '"event":"exit"' "$EV/ev2" | "$PY" -c 'import json,sys; print(",".join(b["allow"] for b in json.loads(sys.stdin.read()).get("blocked", [])))')
+	is "$allow" "$NAME:$UP+private" "the exit event's blocked entry gives the pattern to allow"
+	sbx run --net allowlist --allow-site "$NAME:$UP+private" -- curl -s -m 5 "http://$NAME:$UP/"
+	is "$SBX_OUT" "$TOKEN" "control: listed with +private, the name reaches its site"
+else
+	skip "this machine's name ($NAME) does not resolve to a private address ($ADDR)" 4
+fi
 
 # A program that ignores the proxy variables has no network at all.
 PROBE_NET='import socket, sys, errno as E
