@@ -74,14 +74,19 @@ attack_aclres() {
 		out=$(getfacl -RPps "$d" 2>/dev/null | sed -n 's/^# file: //p' | grep -v -x "$d/acl.txt")
 		check "$(tag) no ACL anywhere in the folder but the person's own (acl.txt)" test -z "$out"
 	else
-		# The agent's own files can be changed only with the account's rights or root's:
-		# revoke, run by the person's host, cannot take the entries they inherited.
-		out=$(aclres_named "$d/a" | grep -v ":user:$PERSON:")
+		# The agent's own files are handed back to the person when the session ends
+		# (the launcher), and the person's revoke then takes our entries off them.
+		out=$(aclres_named "$d/a")
 		if [ -z "$out" ]; then
-			ok "$(tag) after close, nothing the agent made names the account"
+			ok "$(tag) after close, nothing the agent made names the account or the person"
 		else
-			skip "$(tag) the agent's files keep inherited entries until the launcher strips them at close"
+			not_ok "$(tag) after close, nothing the agent made names the account or the person"
+			diag <<<"$out"
 		fi
+		check "$(tag) ... and it is the person's again" \
+			test "$(find "$d/a" ! -user "$PERSON" | wc -l)" = 0
+		check "$(tag) ... so the person may change and remove it" \
+			as_person sh -c "echo mine > '$d/a/b/c' && rm -r '$d/a/d'"
 	fi
 	as_person rm -rf "$d"
 }

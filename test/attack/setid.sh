@@ -47,7 +47,7 @@ steps = {
     "ctl-open644": lambda: touch("ctlopen"),
     "ctl-mknod644": lambda: os.mknod("ctlnod", stat.S_IFREG | 0o644),
     "ctl-mkdir755": lambda: os.mkdir("ctldir", 0o755),
-    "ctl-sticky": lambda: (os.mkdir("ctlsticky", 0o755), os.chmod("ctlsticky", 0o1777)),
+    "ctl-sticky": lambda: (os.mkdir("ctlsticky", 0o755), os.chmod("ctlsticky", 0o1755)),
     "chmod-suid": lambda: (touch("chmod-suid", 0o755), os.chmod("chmod-suid", 0o4755)),
     "chmod-sgid": lambda: (touch("chmod-sgid", 0o755), os.chmod("chmod-sgid", 0o2755)),
     "fchmodat-suid": lambda: (touch("fchmodat-suid", 0o755),
@@ -103,7 +103,7 @@ attack_setid() {
 	local -A controls=(
 		[ctl-chmod755]=ctl755:755 [ctl-chmod644]=ctl644:644 [ctl-fchmod755]=ctlf755:755
 		[ctl-open644]=ctlopen:644 [ctl-mknod644]=ctlnod:644 [ctl-mkdir755]=ctldir:755
-		[ctl-sticky]=ctlsticky:1777 [ctl-coreutils-chmod]=cu-ctl:754
+		[ctl-sticky]=ctlsticky:1755 [ctl-coreutils-chmod]=cu-ctl:754
 		[ctl-install755]=inst-ctl:755
 	)
 	out=$(sbx -- /usr/bin/python3 -c "$SETID_PY" "$RW" "${!controls[@]}" "${!refused[@]}" \
