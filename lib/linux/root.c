@@ -170,8 +170,9 @@ static void make_parents(const struct ows__plan *p, const char *path)
 
 /*
  * Covers what is at m->dst (inside a bind attached before it) with an
- * empty read-only folder or file.  Something gone since the plan, or a
- * link now, holds nothing to cover.
+ * empty read-only folder or file, mode 0: to the command it reads as what
+ * it may not open (EACCES), as for any entry closed to it.  Something gone
+ * since the plan, or a link now, holds nothing to cover.
  */
 static void cover(const struct ows__plan *p, const struct ows__mnt *m)
 {
@@ -195,7 +196,7 @@ static void cover(const struct ows__plan *p, const struct ows__mnt *m)
 			       MOUNT_ATTR_NOEXEC;
 	int fd;
 	if (S_ISDIR(st.st_mode)) {
-		const char *opts[] = {"mode", "0555", "size", "4k", NULL, NULL};
+		const char *opts[] = {"mode", "0000", "size", "4k", NULL, NULL};
 		fd = new_fs("tmpfs", opts, attrs);
 	} else {
 		struct mount_attr ro = {.attr_set = attrs};
@@ -264,7 +265,7 @@ static void build_root(struct ows__plan *p)
 	if (root < 0 || move_mount(root, "", AT_FDCWD, STAGE, MOVE_MOUNT_F_EMPTY_PATH) != 0)
 		ows__init_die(p, "mount the new root", STAGE);
 	close(root);
-	int empty = open(EMPTY, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
+	int empty = open(EMPTY, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (empty < 0)
 		ows__init_die(p, "create", EMPTY);
 	close(empty);
