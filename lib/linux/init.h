@@ -22,13 +22,15 @@
 
 #include "linux.h"
 
-#define OWS_INIT_MAX_MOUNTS 96
+#define OWS_INIT_MAX_MOUNTS 256
 #define OWS_INIT_MAX_RULES 96
 #define OWS_INIT_MAX_PROBES 8
 #define OWS_INIT_MAX_CHECKS 64
 #define OWS_INIT_MAX_PROCS 256
 
-enum ows__mnt_kind { OWS_M_BIND, OWS_M_TMPFS, OWS_M_PROC, OWS_M_DEVPTS, OWS_M_SYMLINK };
+/* OWS_M_MASK covers what is at dst, if anything: a folder with an empty read-only
+ * tmpfs, anything else with an empty read-only file. */
+enum ows__mnt_kind { OWS_M_BIND, OWS_M_TMPFS, OWS_M_PROC, OWS_M_DEVPTS, OWS_M_SYMLINK, OWS_M_MASK };
 
 struct ows__mnt {
 	enum ows__mnt_kind kind;

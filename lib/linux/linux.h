@@ -90,6 +90,22 @@ OWS__HIDDEN DIR *ows__opendir_at(int dirfd);
 /* Removes `name` under `dirfd` and everything beneath, never following a link. */
 OWS__HIDDEN int ows__rmtree_at(int dirfd, const char *name);
 
+/*
+ * Masks for the landlock provider's view (mask.c): paths under `dir` to
+ * cover inside, appended to `out`; at most `max` of them, else OWS_EINVAL.
+ * Walked by descriptor, never following a link.
+ */
+/* FIFOs and unix sockets: a read-only mount stops neither a write nor a connect. */
+OWS__HIDDEN int ows__mask_channels(const char *dir, size_t max, ows__strv *out, ows_error *err);
+/*
+ * Entries this process reads or searches only through the group class of
+ * their mode: owned by one of its supplementary groups (not the primary),
+ * or with an access ACL.  A folder found is not entered.  Nothing when the
+ * process has no supplementary group.
+ */
+OWS__HIDDEN int ows__mask_group_only(const char *dir, size_t max, ows__strv *out,
+				     ows_error *err);
+
 /* Checks shared by the report: can this process create user namespaces? */
 OWS__HIDDEN bool ows__userns_works(char *why, size_t why_len);
 

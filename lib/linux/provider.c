@@ -92,6 +92,18 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	    "session folders at their own paths; system read-only; home absent");
 	add(caps, "files.home_hidden", base ? "enforced" : "unavailable",
 	    "the home is not in the sandbox's root; Landlock grants nothing there");
+	add(caps, "files.read_only_channels", base ? "partial" : "unavailable",
+	    "landlock covers each FIFO and unix socket of a read-only folder with an empty "
+	    "file; one made outside after the session opened is not covered (Landlock refuses "
+	    "writing into it if a FIFO, but has no right for connecting to a socket)");
+	if (geteuid() == 0)
+		add(caps, "files.supplementary_groups", base ? "enforced" : "unavailable",
+		    "root host: commands keep only their primary group");
+	else
+		add(caps, "files.supplementary_groups", base ? "partial" : "unavailable",
+		    "landlock keeps the person's groups (a user namespace cannot drop them): what "
+		    "only they read or search in /etc and /opt is covered; /usr and session "
+		    "folders are not walked.  The account provider has none of them");
 	add(caps, "network.none", base ? "enforced" : "unavailable",
 	    "own network namespace; only unix sockets may be created");
 	add(caps, "network.open", base && abi >= 6 ? "enforced" : "unavailable",

@@ -37,6 +37,7 @@
 #include "init.h"
 
 #define STAGE "/tmp" /* where init assembles the new root before pivoting into it */
+#define EMPTY STAGE "/.owsandbox-empty" /* the masks' empty file, unlinked before the pivot */
 
 static int write_file(const char *path, const char *data)
 {
@@ -167,8 +168,56 @@ static void make_parents(const struct ows__plan *p, const char *path)
 	}
 }
 
+/*
+ * Covers what is at m->dst (inside a bind attached before it) with an
+ * empty read-only folder or file, mode 0: to the command it reads as what
+ * it may not open (EACCES), as for any entry closed to it.  Something gone
+ * since the plan, or a link now, holds nothing to cover.
+ */
+static void cover(const struct ows__plan *p, const struct ows__mnt *m)
+{
+	char dst[4096];
+	staged(dst, sizeof(dst), m->dst);
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int at = (int)syscall(SYS_openat2, AT_FDCWD, dst, &how, sizeof(how));
+	if (at < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+		return;
+	struct stat st;
+	if (at < 0 || fstat(at, &st) != 0)
+		ows__init_die(p, "open", m->dst);
+	if (S_ISLNK(st.st_mode)) {
+		close(at);
+		return;
+	}
+	const unsigned attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			       MOUNT_ATTR_NOEXEC;
+	int fd;
+	if (S_ISDIR(st.st_mode)) {
+		const char *opts[] = {"mode", "0000", "size", "4k", NULL, NULL};
+		fd = new_fs("tmpfs", opts, attrs);
+	} else {
+		struct mount_attr ro = {.attr_set = attrs};
+		fd = open_tree(AT_FDCWD, EMPTY, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (fd >= 0 && mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof(ro)) != 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0 || move_mount(fd, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+		ows__init_die(p, "mask", m->dst);
+	close(fd);
+	close(at);
+}
+
 static void attach(struct ows__plan *p, struct ows__mnt *m)
 {
+	if (m->kind == OWS_M_MASK) {
+		cover(p, m);
+		return;
+	}
 	char dst[4096];
 	staged(dst, sizeof(dst), m->dst);
 	make_parents(p, m->dst);
@@ -216,8 +265,15 @@ static void build_root(struct ows__plan *p)
 	if (root < 0 || move_mount(root, "", AT_FDCWD, STAGE, MOVE_MOUNT_F_EMPTY_PATH) != 0)
 		ows__init_die(p, "mount the new root", STAGE);
 	close(root);
+	int empty = open(EMPTY, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (empty < 0)
+		ows__init_die(p, "create", EMPTY);
+	close(empty);
 	for (int i = 0; i < p->nmounts; i++)
 		attach(p, &p->mounts[i]);
+	/* The masks hold the empty file's inode; its name goes. */
+	if (unlink(EMPTY) != 0)
+		ows__init_die(p, "unlink", EMPTY);
 	for (int i = 0; i < p->nskeleton; i++) {
 		char buf[4096];
 		staged(buf, sizeof(buf), p->skeleton[i]);

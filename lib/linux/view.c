@@ -234,6 +234,9 @@ static int plan_folders(struct ows__plan *p, ows__strv *keep, const struct ows__
 		if (rc == 0)
 			rc = add_rule(p, v->exe, OWS_LL_FS_EXECUTE | OWS_LL_FS_READ_FILE, err);
 	}
+	/* Sorted after the binds they lie in (cmp_mount), so attached over them. */
+	for (size_t i = 0; i < v->nmasks && rc == 0; i++)
+		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_MASK, .dst = v->masks[i]}, err);
 	/* A private folder on disk is bound in; one on the sandbox's /tmp is made there. */
 	if (rc == 0 && v->private_disk) {
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = v->private_disk,

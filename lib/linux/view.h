@@ -40,6 +40,8 @@ struct ows__view {
 	size_t nro_dirs;
 	const char *exe;                 /* a program made visible (owsbx, for ssh's tunnel), or NULL */
 	const char *private_disk;        /* a private folder on disk, or NULL: init makes one in /tmp */
+	const char *const *masks;        /* inside the binds above, covered empty (mask.c), or NULL */
+	size_t nmasks;
 };
 
 /*

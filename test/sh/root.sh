@@ -49,6 +49,7 @@ check_powerless() {
 	isnt "$(kv euid)" 0 "$who: effective uid is not 0"
 	isnt "$(kv gid)" 0 "$who: gid is not 0"
 	unlike ",$(kv groups)," ",0," "$who: not in group root ($(kv groups))"
+	is "$(kv groups)" "$(kv gid)" "$who: only its primary group, no supplementary one"
 	for c in CapEff CapPrm CapBnd CapAmb CapInh; do
 		is "$(kv "$c")" 0000000000000000 "$who: $c is 0"
 	done
