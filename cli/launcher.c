@@ -22,6 +22,7 @@
  *                --session HEX32
  *                [--rw ABS]... [--ro ABS]... [--home ABS]
  *                [--guard ABS]... [--pin ABS]...   (inside a --rw folder)
+ *                [--mask ABS]...                   (a FIFO or socket in a folder)
  *                [--proxy-port N]                  (allowlist: 47800-47899)
  *                [--memory-mb N] [--processes N] [--cpu-percent N]
  *                [--probe-socket ABS]...
@@ -78,7 +79,8 @@
 #define MAX_FOLDERS OWS_LAUNCH_MAX_FOLDERS
 #define MAX_SOCKETS OWS_LAUNCH_MAX_SOCKETS
 #define MAX_GUARDED OWS_LAUNCH_MAX_GUARDED
-#define MAX_ARGS (2 + 2 * (MAX_FOLDERS + MAX_SOCKETS + MAX_GUARDED + 10))
+#define MAX_MASKS OWS_LAUNCH_MAX_MASKS
+#define MAX_ARGS (2 + 2 * (MAX_FOLDERS + MAX_SOCKETS + MAX_GUARDED + MAX_MASKS + 10))
 #define MAX_ARG_LEN OWS_LAUNCH_MAX_ARG
 
 static const char *const controllers[] = {"memory", "pids", "cpu"};
@@ -119,6 +121,8 @@ struct request {
 	int nsockets;
 	struct guarded guarded[MAX_GUARDED];
 	int nguarded;
+	const char *masks[MAX_MASKS];
+	int nmasks;
 };
 
 static struct conf conf;
@@ -306,6 +310,22 @@ static void check_folder(struct folder *f)
 		refuse("a session folder must belong to the caller", f->path, EPERM);
 }
 
+/* Covered inside: a FIFO or socket in a folder of the request, so it can only take away. */
+static void check_mask(const char *path)
+{
+	bool inside = false;
+	for (int i = 0; i < rq.nfolders && !inside; i++)
+		inside = path_under(path, rq.folders[i].path) && strcmp(path, rq.folders[i].path) != 0;
+	struct stat st;
+	if (!ows__launch_path_is_canonical(path) || !inside)
+		refuse("a masked path is not inside a session folder", path, EINVAL);
+	int fd = open_nofollow(path, O_PATH);
+	if (fd < 0 || fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		refuse("a masked path is not a FIFO or socket reached without a link", path,
+		       fd < 0 ? errno : EINVAL);
+	close(fd);
+}
+
 /* Bound over itself inside: only below a read-write folder, so it can only take away. */
 static void check_guarded(struct guarded *g)
 {
@@ -386,6 +406,10 @@ static void parse(int argc, char **argv)
 		} else if (strcmp(opt, "--proxy-port") == 0 && !rq.proxy_port) {
 			if (!parse_num(val, 47800, 47899, &rq.proxy_port))
 				refuse("--proxy-port is not in 47800-47899", val, EINVAL);
+		} else if (strcmp(opt, "--mask") == 0) {
+			if (rq.nmasks >= MAX_MASKS)
+				refuse("too many masked paths", NULL, E2BIG);
+			rq.masks[rq.nmasks++] = val;
 		} else if (strcmp(opt, "--guard") == 0 || strcmp(opt, "--pin") == 0) {
 			if (rq.nguarded >= MAX_GUARDED)
 				refuse("too many guarded paths", NULL, E2BIG);
@@ -417,6 +441,8 @@ static void parse(int argc, char **argv)
 		check_folder(&rq.folders[i]);
 	for (int i = 0; i < rq.nguarded; i++)
 		check_guarded(&rq.guarded[i]);
+	for (int i = 0; i < rq.nmasks; i++)
+		check_mask(rq.masks[i]);
 	if (rq.home) {
 		int fd = open_nofollow(rq.home, O_PATH | O_DIRECTORY);
 		struct stat st;
@@ -629,6 +655,7 @@ static void plan_view(ows__strv *keep)
 	struct ows__view view = {
 		.folders = proof_folders, .nfolders = (size_t)rq.nfolders, .folder_ids = folder_ids,
 		.guard = guard, .nguard = (size_t)rq.nguarded, .private_disk = private_dir,
+		.masks = rq.masks, .nmasks = (size_t)rq.nmasks,
 	};
 	if (ows__net_plan(&plan, rq.net, &e) < 0 || ows__view_plan(&plan, keep, &view, &e) < 0)
 		refuse(e.what, e.where[0] ? e.where : NULL, e.sys_errno ? e.sys_errno : EINVAL);

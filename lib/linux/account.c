@@ -165,8 +165,9 @@ static int cmp_folder(const void *a, const void *b)
 }
 
 static int build_argv(ows__strv *av, const ows_policy *policy, const ows__folder *folders,
-		      size_t nf, const ows__guard_list *guard, const char *id, ows_net net,
-		      const char *home, int proxy_port, ows_error *err)
+		      size_t nf, const ows__guard_list *guard, const ows__strv *masks,
+		      const char *id, ows_net net, const char *home, int proxy_port,
+		      ows_error *err)
 {
 	int rc = 0;
 	const char *fixed[] = {"owsbx-launch", "session",
@@ -198,6 +199,9 @@ static int build_argv(ows__strv *av, const ows_policy *policy, const ows__folder
 		if (rc == 0)
 			rc = ows__strv_push(av, guard->v[i].path, err);
 	}
+	for (size_t i = 0; i < masks->len && rc == 0; i++)
+		if ((rc = ows__strv_push(av, "--mask", err)) == 0)
+			rc = ows__strv_push(av, masks->v[i], err);
 	const char *agent = getenv("SSH_AUTH_SOCK");
 	struct stat st;
 	if (rc == 0 && agent && agent[0] == '/' && strlen(agent) < 1000 &&
@@ -291,6 +295,7 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 {
 	struct probes pb = {.abstract_fd = -1};
 	ows__guard_list guard = {0};
+	ows__strv masks = {0};
 	ows__share share = {0};
 	ows__folder *folders = NULL;
 	ows__strv av = {0};
@@ -389,8 +394,12 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	if (rc < 0)
 		goto fail;
 	probes_open(&pb, home, s->id, err);
-	if ((rc = build_argv(&av, policy, folders, nf, &guard, s->id, s->net, home, proxy_port,
-			     err)) < 0 ||
+	/* Read-only means no FIFO written and no socket reached there either; the
+	 * ACL entries do that only on nodes the person owns. */
+	if ((rc = ows__mask_read_only(folders, nf, NULL, 0, OWS_LAUNCH_MAX_MASKS, &masks,
+				      err)) < 0 ||
+	    (rc = build_argv(&av, policy, folders, nf, &guard, &masks, s->id, s->net, home,
+			     proxy_port, err)) < 0 ||
 	    (rc = start_launcher(ai, av.v, err)) < 0)
 		goto fail;
 	rc = ows__ctl_receive_proof(s, &ai->ctl, "account", err);
@@ -410,6 +419,7 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		goto fail;
 	ows__share_free(&share);
 	ows__guard_free(&guard);
+	ows__strv_free(&masks);
 	s->enforcement = "full";
 	s->impl = ai;
 	ows__strv_free(&av);
@@ -419,6 +429,7 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 fail:
 	ows__share_free(&share);
 	ows__guard_free(&guard);
+	ows__strv_free(&masks);
 	probes_close(&pb);
 	impl_free(ai, s);
 	ows__strv_free(&av);

@@ -18,18 +18,20 @@
 #define OWS_LAUNCH_MAX_FOLDERS 32   /* --rw and --ro together */
 #define OWS_LAUNCH_MAX_GUARDED 64   /* --guard and --pin together */
 #define OWS_LAUNCH_MAX_SOCKETS 4    /* --probe-socket */
+#define OWS_LAUNCH_MAX_MASKS 64     /* --mask */
 #define OWS_LAUNCH_MAX_ARG 4000     /* bytes in one argument */
 #define OWS_LAUNCH_ID_LEN 32        /* --session: lower-case hex */
 
 /*
  * Requests (argv[1]) and their options, each followed by one value:
  *   session  --account closed|open --net none|allowlist|open --session ID
- *            --rw ABS, --ro ABS, --home ABS, --guard ABS, --pin ABS,
+ *            --rw ABS, --ro ABS, --home ABS, --guard ABS, --pin ABS, --mask ABS,
  *            --proxy-port N (allowlist only, in 47800-47899),
  *            --memory-mb N, --processes N, --cpu-percent N, --probe-socket ABS
  *   cleanup  --session ID
  * ABS is absolute and canonical (ows__launch_path_is_canonical); --guard and
- * --pin lie inside a --rw folder.
+ * --pin lie inside a --rw folder; --mask is a FIFO or socket inside a folder
+ * of the request, covered with an empty file of mode 0 inside.
  */
 
 /*

@@ -91,12 +91,17 @@ OWS__HIDDEN DIR *ows__opendir_at(int dirfd);
 OWS__HIDDEN int ows__rmtree_at(int dirfd, const char *name);
 
 /*
- * Masks for the landlock provider's view (mask.c): paths under `dir` to
+ * Masks for the sandbox's view (mask.c): paths under `dir` to
  * cover inside, appended to `out`; at most `max` of them, else OWS_EINVAL.
  * Walked by descriptor, never following a link.
  */
 /* FIFOs and unix sockets: a read-only mount stops neither a write nor a connect. */
 OWS__HIDDEN int ows__mask_channels(const char *dir, size_t max, ows__strv *out, ows_error *err);
+/* The FIFOs and sockets of every read-only folder and of `ro_dirs`, but for those
+ * inside a read-write folder nested in a read-only one. */
+OWS__HIDDEN int ows__mask_read_only(const ows__folder *folders, size_t nfolders,
+				    const char *const *ro_dirs, size_t nro_dirs, size_t max,
+				    ows__strv *out, ows_error *err);
 /*
  * Entries this process reads or searches only through the group class of
  * their mode: owned by one of its supplementary groups (not the primary),

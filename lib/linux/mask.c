@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "linux.h"
+#include "view.h"
 
 /* Deeper than this, a walk gives up rather than miss what lies below. */
 #define MASK_MAX_DEPTH 128
@@ -190,5 +191,37 @@ int ows__mask_group_only(const char *dir, size_t max, ows__strv *out, ows_error 
 		rc = mask_walk(&w, dir);
 	}
 	free(groups);
+	return rc;
+}
+
+int ows__mask_read_only(const ows__folder *folders, size_t nfolders, const char *const *ro_dirs,
+			size_t nro_dirs, size_t max, ows__strv *out, ows_error *err)
+{
+	size_t start = out->len;
+	int rc = 0;
+	for (size_t i = 0; i < nfolders && rc == 0; i++) {
+		const char *dir = folders[i].path;
+		if (folders[i].access == OWS_ACCESS_RW)
+			continue;
+		size_t first = out->len;
+		rc = ows__mask_channels(dir, max - (first - start), out, err);
+		/* A read-write folder nested in this one is bound over it: its channels stay. */
+		for (size_t j = first; rc == 0 && j < out->len;) {
+			bool in_rw = false;
+			for (size_t k = 0; k < nfolders && !in_rw; k++)
+				in_rw = folders[k].access == OWS_ACCESS_RW &&
+					ows__path_under(folders[k].path, dir) &&
+					ows__path_under(out->v[j], folders[k].path);
+			if (!in_rw) {
+				j++;
+				continue;
+			}
+			free(out->v[j]);
+			out->v[j] = out->v[--out->len];
+			out->v[out->len] = NULL;
+		}
+	}
+	for (size_t i = 0; i < nro_dirs && rc == 0; i++)
+		rc = ows__mask_channels(ro_dirs[i], max - (out->len - start), out, err);
 	return rc;
 }

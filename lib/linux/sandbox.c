@@ -274,30 +274,10 @@ static int plan_masks(struct ows__plan *p, struct landlock_impl *li, const ows_p
 	int rc = 0;
 	for (size_t i = 0; i < OWS__ARRAY_LEN(system) && p->userns && rc == 0; i++)
 		rc = ows__mask_group_only(system[i], max - li->masks.len, &li->masks, err);
-	for (size_t i = 0; i < policy->nfolders && rc == 0; i++) {
-		const char *dir = policy->folders[i].path;
-		if (policy->folders[i].access == OWS_ACCESS_RW)
-			continue;
-		size_t first = li->masks.len;
-		rc = ows__mask_channels(dir, max - first, &li->masks, err);
-		/* A read-write folder nested in this one is bound over it: its channels stay. */
-		for (size_t j = first; rc == 0 && j < li->masks.len;) {
-			bool in_rw = false;
-			for (size_t k = 0; k < policy->nfolders && !in_rw; k++)
-				in_rw = policy->folders[k].access == OWS_ACCESS_RW &&
-					ows__path_under(policy->folders[k].path, dir) &&
-					ows__path_under(li->masks.v[j], policy->folders[k].path);
-			if (!in_rw) {
-				j++;
-				continue;
-			}
-			free(li->masks.v[j]);
-			li->masks.v[j] = li->masks.v[--li->masks.len];
-			li->masks.v[li->masks.len] = NULL;
-		}
-	}
-	for (size_t i = 0; i < li->share.ro_dirs.len && rc == 0; i++)
-		rc = ows__mask_channels(li->share.ro_dirs.v[i], max - li->masks.len, &li->masks, err);
+	if (rc == 0)
+		rc = ows__mask_read_only(policy->folders, policy->nfolders,
+					 (const char *const *)li->share.ro_dirs.v, li->share.ro_dirs.len,
+					 max - li->masks.len, &li->masks, err);
 	return rc;
 }
 
