@@ -87,6 +87,7 @@ attack_git() {
 	sbx -- sh -c "cp -a .repo evil && printf '[core]\n\tfsmonitor = \"touch ${m}gitfile; false\"\n' \
 		>> evil/config && echo 'gitdir: evil' > .git" >/dev/null 2>&1
 	git_no_marker "$(tag) a gitdir: file cannot be pointed at the agent's git folder" gitfile
+	git_fresh "mv .git .repo && echo 'gitdir: .repo' > .git"
 	sbx -- sh -c "printf '%s' '$(hook gitdirhook)' > .repo/hooks/pre-commit
 		chmod +x .repo/hooks/pre-commit" >/dev/null 2>&1
 	git_no_marker "$(tag) nor can hooks be planted in the folder it names" gitdirhook
@@ -94,12 +95,54 @@ attack_git() {
 	# (6) core.hooksPath set by the person to a folder in the project (husky's way).
 	git_fresh "mkdir -p tools/hooks && printf '#!/bin/sh\ntrue\n' > tools/hooks/pre-commit &&
 		chmod +x tools/hooks/pre-commit && git config core.hooksPath tools/hooks"
+	out=$(sbx -- sh -c 'echo x >> a.txt && git commit -qam inside && echo committed' 2>&1)
+	check "$(tag) control: commit inside runs the person's hooks there" test "$out" = committed
 	sbx -- sh -c "echo 'touch ${m}hookspath' >> tools/hooks/pre-commit" >/dev/null 2>&1
 	git_no_marker "$(tag) the person's core.hooksPath folder in the project is read-only inside" hookspath
-	out=$(sbx -- sh -c 'echo x >> a.txt && git commit -qam inside && echo committed' 2>&1)
-	check "$(tag) control: commit inside still runs the person's hooks there" test "$out" = committed
 
-	# (7) Files other tools run: existing ones stay as they are, new ones are moved aside.
+	# (7) Where the person's config sends git: an included file and a hooks folder not made yet.
+	git_fresh "echo '[user]' > project.gitconfig && git config include.path ../project.gitconfig &&
+		git config core.hooksPath .githooks"
+	sbx -- sh -c "printf '[core]\n\tfsmonitor = \"touch ${m}include; false\"\n' >> project.gitconfig
+		mkdir -p .githooks && printf '%s' '$(hook newhooks)' > .githooks/pre-commit
+		chmod +x .githooks/pre-commit" >/dev/null 2>&1
+	git_no_marker "$(tag) a file the person's config includes is read-only inside" include
+	git_no_marker "$(tag) a core.hooksPath folder made inside is moved aside" newhooks
+
+	# (8) Submodules: the submodule's .git file, its git folder, and .git/modules renamed away.
+	as_person sh -c "rm -rf '$OUT/subrepo' && git init -q '$OUT/subrepo' &&
+		cd '$OUT/subrepo' && git -c user.name=t -c user.email=t@e commit -q --allow-empty -m s"
+	local set="core.fsmonitor 'touch ${m}sub; false'" what attack
+	for what in "its .git file" "its config" "its git folder renamed away"; do
+		git_fresh "git -c protocol.file.allow=always submodule -q add '$OUT/subrepo' sub \
+			>/dev/null 2>&1 && git commit -qm sub"
+		if ! [ -f "$RW/sub/.git" ]; then
+			not_ok "$(tag) premise: the person adds a submodule outside"
+			continue
+		fi
+		case $what in
+		*file) attack="cp -a .git/modules/sub evil && git config --file evil/config \
+			core.worktree ../sub && git config --file evil/config $set &&
+			echo 'gitdir: ../evil' > sub/.git" ;;
+		*config) attack="git config --file .git/modules/sub/config $set" ;;
+		*) attack="mv .git/modules .git/modules-old && cp -a .git/modules-old .git/modules &&
+			git config --file .git/modules/sub/config $set" ;;
+		esac
+		sbx -- sh -c "$attack" >/dev/null 2>&1
+		as_person git -C "$RW/sub" status --short >/dev/null 2>&1
+		git_no_marker "$(tag) a submodule stays the person's: $what" sub
+	done
+
+	# (9) A session folder below the person's work tree: a .git made in it would shadow the
+	# person's repository there.
+	git_fresh "mkdir sub && echo s > sub/s.txt"
+	as_person "$BIN/owsbx" run --provider "$P" --net "$NET" --rw "$RW/sub" -- sh -c "
+		git init -q . && git config core.fsmonitor 'touch ${m}shadow; false'" >/dev/null 2>&1
+	as_person git -C "$RW/sub" status --short >/dev/null 2>&1
+	check "$(tag) a .git made in a folder below the person's work tree is moved aside" \
+		sh -c "! [ -e '$m'shadow ] && ! [ -e '$RW/sub/.git' ]"
+
+	# (10) Files other tools run: existing ones stay as they are, new ones are moved aside.
 	git_fresh "echo 'echo rc' > .bashrc && echo 'export A=1' > .envrc &&
 		mkdir .vscode && echo '{}' > .vscode/settings.json && git add -A && git commit -qm tools"
 	sbx -- sh -c "echo 'touch ${m}rc' >> .bashrc; echo 'touch ${m}envrc' >> .envrc
