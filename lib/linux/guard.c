@@ -341,8 +341,9 @@ static int guard_gitdir(struct plan *pl, const char *gitdir, const char *worktre
 	static const char *const nests[] = {"modules", "worktrees"};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(nests) && rc >= 0; i++) {
 		snprintf(path, sizeof(path), "%s/%s", gitdir, nests[i]);
-		if (lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) {
-			rc = watch(pl, path, lstat(path, &st) == 0 ? &st : NULL);
+		bool present = lstat(path, &st) == 0;
+		if (!present || S_ISLNK(st.st_mode)) {
+			rc = watch(pl, path, present ? &st : NULL);
 			continue;
 		}
 		if (!S_ISDIR(st.st_mode) || !plain(path))
@@ -477,6 +478,14 @@ int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ow
 		snprintf(path, sizeof(path), "%s/%s", folder, names->v[i]);
 		rc = guard_path(&pl, path);
 	}
+	/* A machine that protects a git folder itself wants it read-only, not pinned. */
+	for (size_t i = 0; i < pin->len; i++)
+		if (listed(ro, pin->v[i])) {
+			free(pin->v[i]);
+			memmove(&pin->v[i], &pin->v[i + 1], (pin->len - i) * sizeof(pin->v[0]));
+			pin->len--;
+			i--;
+		}
 	return rc < 0 ? rc : 0;
 }
 
