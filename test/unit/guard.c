@@ -74,7 +74,7 @@ int main(void)
 	ok(symlink(".", at(".idea")) == 0, "an .idea that links to the folder itself");
 
 	ows__strv ro = {0}, pin = {0};
-	ows__guard *g = NULL;
+	ows__guard_watch *g = NULL;
 	is_int(ows__guard_plan(F, NULL, &ro, &pin, &g, NULL), 0, "planned");
 	ok(has(&pin, ".git") && has(&pin, ".git/modules") && has(&pin, ".git/modules/sub"),
 	   "the git folder, modules and each submodule's git folder are pinned");
@@ -110,7 +110,7 @@ int main(void)
 	is_int(ows__guard_sweep(g, "abcdef0123", &moved, NULL), 0, "swept again");
 	ok(exists(".mcp.json.owsbx-moved-abcdef01-2"), "a second time beside the first");
 	ows__strv_free(&moved);
-	ows__guard_free(g);
+	ows__guard_watch_free(g);
 	ows__strv_free(&ro);
 	ows__strv_free(&pin);
 
@@ -129,7 +129,7 @@ int main(void)
 	is_int(ows__guard_sweep(g, "abcdef0123", &moved, NULL), 0, "swept");
 	ok(access(path, F_OK) == 0 && moved.len == 0, "the sweep does not follow a link out");
 	ows__strv_free(&moved);
-	ows__guard_free(g);
+	ows__guard_watch_free(g);
 	ows__strv_free(&ro);
 	ows__strv_free(&pin);
 	ows__config_release(&cfg);
