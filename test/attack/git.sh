@@ -6,11 +6,15 @@
 ATTACKS="$ATTACKS git"
 
 # A fresh repository in $RW, made by the person outside; `$1` runs in it afterwards.
+# Root empties the folder first: under `account` a copy the agent made with its modes
+# may not be the person's to remove (README, known limits).
 git_fresh() {
-	as_person sh -c "cd '$RW' && rm -rf .git .git.* ./* .[!.]* 2>/dev/null; umask 022 &&
-		git init -q . && git config user.email t@example.com && git config user.name t &&
-		echo hi > a.txt && git add a.txt && git commit -qm init && ${1:-true}"
+	find "$RW" -mindepth 1 -delete
 	rm -f "$OUT"/m-*
+	as_person sh -c "cd '$RW' && umask 022 &&
+		git init -q . && git config user.email t@example.com && git config user.name t &&
+		echo hi > a.txt && git add a.txt && git commit -qm init && ${1:-true}" ||
+		not_ok "$(tag) premise: a fresh repository for the next attack"
 }
 
 # The person's git outside: status, then a commit (hooks run), then a status again.
@@ -28,8 +32,6 @@ git_no_marker() { # name marker
 
 attack_git() {
 	local out m
-	# One line for the lead to flip once the account provider has the guard.
-	[ "$P" = account ] && { skip "$(tag) account: guard not wired yet"; return 0; }
 	m="$OUT/m-"
 	hook() { printf '#!/bin/sh\ntouch %s%s\n' "$m" "$1"; }
 
