@@ -35,7 +35,10 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include "view.h"
 
@@ -379,7 +382,8 @@ static int guard_dotgit(struct plan *pl, const char *dir, int depth)
 		return watch(pl, path, NULL);
 	if (S_ISDIR(st.st_mode) && plain(path))
 		return guard_gitdir(pl, path, dir, GITDIR_REPO, depth);
-	int rc = guard_path(pl, path);
+	/* A link is only watched: its target is the git folder, pinned below, not read-only. */
+	int rc = S_ISLNK(st.st_mode) ? watch(pl, path, &st) : guard_path(pl, path);
 	if (rc < 0)
 		return rc;
 	char line[PATH_MAX];
@@ -516,26 +520,15 @@ int ows__guard_add(ows__guard_list *g, const char *folder, const ows_config *cfg
 static int open_parent(const char *path, const char **leaf)
 {
 	const char *slash = strrchr(path, '/');
-	if (!slash || slash == path || !slash[1])
+	if (!slash || slash == path || !slash[1] || (size_t)(slash - path) >= PATH_MAX)
 		return -1;
 	*leaf = slash + 1;
-	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	for (const char *s = path + 1; fd >= 0 && s < slash;) {
-		const char *e = memchr(s, '/', (size_t)(slash - s));
-		size_t n = e ? (size_t)(e - s) : (size_t)(slash - s);
-		char name[NAME_MAX + 1];
-		if (n == 0 || n > NAME_MAX) {
-			close(fd);
-			return -1;
-		}
-		memcpy(name, s, n);
-		name[n] = '\0';
-		int next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		fd = next;
-		s += n + 1;
-	}
-	return fd;
+	char dir[PATH_MAX];
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	return (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
 }
 
 int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved, ows_error *err)
