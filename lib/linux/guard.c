@@ -133,6 +133,28 @@ static int watch(struct plan *pl, const char *path, const struct stat *link)
 	return 0;
 }
 
+/*
+ * An absent name is watched from its first missing folder (`.claude` for
+ * `.claude/settings.json`), so that the sweep renames in a folder that was
+ * there before the agent, which the person may write under either provider.
+ */
+static int watch_absent(struct plan *pl, const char *path)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", path);
+	size_t base = strlen(pl->folder);
+	if (!under(buf, pl->folder) || strlen(buf) <= base)
+		return watch(pl, path, NULL);
+	for (char *s = strchr(buf + base + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		struct stat st;
+		if (lstat(buf, &st) != 0)
+			return watch(pl, buf, NULL);
+		*s = '/';
+	}
+	return watch(pl, buf, NULL);
+}
+
 /* The canonical form of `path` when it is inside the folder, else NULL (caller frees). */
 static char *inside(const struct plan *pl, const char *path)
 {
@@ -154,7 +176,7 @@ static int guard_path(struct plan *pl, const char *path)
 {
 	struct stat st;
 	if (lstat(path, &st) != 0)
-		return errno == ENOENT || errno == ENOTDIR ? watch(pl, path, NULL) : 0;
+		return errno == ENOENT || errno == ENOTDIR ? watch_absent(pl, path) : 0;
 	if (S_ISLNK(st.st_mode)) {
 		int rc = watch(pl, path, &st);
 		char *target = rc == 0 ? inside(pl, path) : NULL;
@@ -557,8 +579,12 @@ int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved, ows
 						     w->path, aside);
 				break;
 			}
-			if (errno != EEXIST)
+			if (errno != EEXIST) {
+				/* Said, not hidden: the person must know it is still there. */
+				rc = ows__strv_pushf(moved, err, "%s (not moved aside: %s)", w->path,
+						     strerror(errno));
 				break;
+			}
 		}
 		close(dir);
 	}

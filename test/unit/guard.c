@@ -119,15 +119,23 @@ int main(void)
 	ows__config_defaults(&cfg, NULL);
 	cfg.protect_set = true;
 	ows__strv_push(&cfg.protect, "conf/tool.json", NULL);
+	ows__strv_push(&cfg.protect, "new/deep/tool.json", NULL);
+	mkdir(at("conf"), 0755);
 	g = NULL;
 	is_int(ows__guard_plan(F, &cfg, &ro, &pin, &g, NULL), 0, "planned with the machine's list");
 	ok(!has(&ro, ".envrc"), "a list without `default` replaces the built-in one");
 	char path[160];
 	snprintf(path, sizeof(path), "%s/tool.json", outside);
 	close(open(path, O_CREAT | O_WRONLY, 0644));
+	rmdir(at("conf"));
 	ok(symlink(outside, at("conf")) == 0, "the agent links conf/ out of the folder");
+	mkdir(at("new"), 0755);
+	mkdir(at("new/deep"), 0755);
+	put("new/deep/tool.json", "{}\n");
 	is_int(ows__guard_sweep(g, "abcdef0123", &moved, NULL), 0, "swept");
-	ok(access(path, F_OK) == 0 && moved.len == 0, "the sweep does not follow a link out");
+	ok(access(path, F_OK) == 0, "the sweep does not follow a link out");
+	ok(!exists("new") && exists("new.owsbx-moved-abcdef01") && moved.len == 1,
+	   "a name under new folders: the first new folder is moved aside");
 	ows__strv_free(&moved);
 	ows__guard_watch_free(g);
 	ows__strv_free(&ro);
