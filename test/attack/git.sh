@@ -69,8 +69,9 @@ attack_git() {
 		echo '$RW/evil' > .git/commondir && echo planted" 2>&1)
 	if [ "$out" = planted ]; then
 		git_no_marker "$(tag) a .git/commondir written inside is moved aside before git runs outside" common
-		like "$(cat "$OUT/ev.json" 2>/dev/null)" '"moved_aside": ?\[[^]]*commondir' \
-			"$(tag) the exit event names what was moved aside"
+		like "$(grep '"event": \?"exit"' "$OUT/ev.json" 2>/dev/null)" \
+			'"moved_aside": ?\[[^]]*commondir' \
+			"$(tag) the command's exit event names what was moved aside"
 		check "$(tag) and keeps it beside, for the person to look at" \
 			sh -c "ls -d '$RW'/.git/commondir.owsbx-moved-* >/dev/null"
 	else
