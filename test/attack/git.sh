@@ -158,8 +158,11 @@ attack_git() {
 	check "$(tag) a new .gitmodules, .idea and .mcp.json are moved aside at close" \
 		sh -c "! [ -e '$RW/.gitmodules' ] && ! [ -e '$RW/.idea' ] && ! [ -e '$RW/.mcp.json' ] &&
 			ls -d '$RW'/.gitmodules.owsbx-moved-* >/dev/null"
-	out=$(sbx -- sh -c 'echo notes > NOTES.md && mkdir -p src && echo x > src/y && cat NOTES.md' 2>&1)
+	out=$(sbx -- sh -c 'echo notes > NOTES.md && mkdir -p lib && echo x > lib/y && cat NOTES.md' 2>&1)
 	check "$(tag) control: other files in the folder are written as before" test "$out" = notes
-	check "$(tag) control: and stay" test -e "$RW/NOTES.md" -a -e "$RW/src/y"
+	check "$(tag) control: and stay" test -e "$RW/NOTES.md" -a -e "$RW/lib/y"
 	unset -f hook
+	# The next fragment gets the folders as attack_fresh made them.
+	as_person rm -rf "$OUT/subrepo"
+	git_fresh
 }
