@@ -26,6 +26,9 @@
  *   enable = .cargo, .rustup, go ; read-only, from the catalog's list
  *   add = .local/opt/sdk         ; any other folder under the home
  *
+ *   [guard]
+ *   protect = default, .tool-versions ; read-only in read-write folders (default: the built-in list)
+ *
  *   [account]
  *   closed_user = owsandbox-closed
  *   open_user = owsandbox-open
@@ -196,6 +199,12 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 	} else if (strcmp(section, "toolchains") == 0) {
 		if (strcmp(name, "enable") == 0 || strcmp(name, "add") == 0)
 			return add_list(ctx, &c->toolchains, value);
+	} else if (strcmp(section, "guard") == 0) {
+		if (strcmp(name, "protect") == 0) {
+			/* The key replaces the built-in list; `default` in it brings the list back. */
+			c->protect_set = true;
+			return add_list(ctx, &c->protect, value);
+		}
 	} else if (strcmp(section, "account") == 0) {
 		static const struct { const char *key; size_t off; bool path; } keys[] = {
 			{"closed_user", offsetof(ows_config, closed_user), false},
@@ -278,6 +287,7 @@ void ows__config_release(ows_config *c)
 	}
 	free(c->custom);
 	ows__strv_free(&c->toolchains);
+	ows__strv_free(&c->protect);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -307,6 +317,12 @@ static int check_catalog(const ows_config *c, ows_error *err)
 					 "name a folder under the home, such as .cargo",
 					 "[toolchains] names a path outside the home: %s", t);
 	}
+	for (size_t i = 0; i < c->protect.len; i++)
+		if (!ows__home_path_is_safe(c->protect.v[i]))
+			return ows__fail(err, OWS_ECONFIG, 0, c->path,
+					 "name a path relative to each folder, such as .envrc",
+					 "[guard] protect names a path outside the folder: %s",
+					 c->protect.v[i]);
 	return 0;
 }
 

@@ -110,6 +110,9 @@ struct ows_config {
 	struct ows__cred_custom *custom; /* [credential NAME] sections */
 	size_t ncustom;
 	ows__strv toolchains;          /* home-relative names switched on, or absolute folders */
+	/* [guard] protect: names read-only in read-write folders; "default" is the built-in list */
+	ows__strv protect;
+	bool protect_set;              /* false: the built-in list */
 };
 
 /* A file or folder under the home the person added to the catalog. */
@@ -281,6 +284,7 @@ struct ows_session {
 	uint32_t next_proc_id;
 	bool has_wall_limit;
 	int64_t deadline_ms;     /* wall_seconds limit, enforced by the host */
+	ows__strv moved_aside;   /* what the guard moved aside since the last event */
 };
 
 /* ------------------------------------------------------- grant journal */

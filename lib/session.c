@@ -64,6 +64,17 @@ static json_t *folders_json(const ows_policy *p)
 	return a;
 }
 
+/* What the guard moved aside since the last event, as a JSON array; NULL when nothing. */
+static json_t *take_moved_aside(ows_session *s)
+{
+	json_t *a = NULL;
+	if (s->moved_aside.len && (a = json_array()))
+		for (size_t i = 0; i < s->moved_aside.len; i++)
+			json_array_append_new(a, json_string(s->moved_aside.v[i]));
+	ows__strv_free(&s->moved_aside);
+	return a;
+}
+
 static void session_free(ows_session *s)
 {
 	while (s->procs) {
@@ -78,6 +89,7 @@ static void session_free(ows_session *s)
 	ows__strv_free(&s->folders);
 	free(s->agent_text);
 	ows__strv_free(&s->env);
+	ows__strv_free(&s->moved_aside);
 	ows__audit_close(&s->audit);
 	free(s);
 }
@@ -193,7 +205,8 @@ int ows_session_close(ows_session *s, ows_error *err)
 	/* The sandbox is gone: nothing is left to use the proxy. */
 	ows_proxy_stop(s->proxy);
 	s->proxy = NULL;
-	ows__audit_emit(&s->audit, "close", json_pack("{s:b}", "clean", rc == 0));
+	ows__audit_emit(&s->audit, "close", json_pack("{s:b, s:o*}", "clean", rc == 0,
+						      "moved_aside", take_moved_aside(s)));
 	session_free(s);
 	return rc;
 }
@@ -323,9 +336,10 @@ int ows_proc_wait(ows_proc *p, int timeout_ms, int *exit_code, ows_error *err)
 			blocked = json_loads(bj, 0, NULL);
 		ows_free(bj);
 		ows__audit_emit(&s->audit, "exit",
-				json_pack("{s:i, s:i, s:s, s:s, s:o*}", "proc", (int)p->id, "exit_code",
-					  p->exit_code, "provider", s->ops->name, "enforcement",
-					  s->enforcement, "blocked", blocked));
+				json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*}", "proc", (int)p->id,
+					  "exit_code", p->exit_code, "provider", s->ops->name,
+					  "enforcement", s->enforcement, "blocked", blocked,
+					  "moved_aside", take_moved_aside(s)));
 	}
 	if (exit_code)
 		*exit_code = p->exit_code;

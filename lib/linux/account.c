@@ -124,6 +124,7 @@ static void impl_free(struct account_impl *ai, ows_session *s)
 		return;
 	stop_launcher(ai, s);
 	revoke_all(ai, NULL);
+	ows__guard_watch_free(ai->ctl.guard); /* a failed open: ows__ctl_close never ran */
 	free(ai->account);
 	ows__config_release(&ai->config);
 	free(ai);
@@ -369,7 +370,8 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		if ((rc = ows_acl_grant(config, s->id, ai->account, f->path, f->access, NULL,
 					err)) < 0)
 			goto fail;
-		if (f->access == OWS_ACCESS_RW && (rc = ows__guard_add(&guard, f->path, err)) < 0)
+		if (f->access == OWS_ACCESS_RW &&
+		    (rc = ows__guard_add(&guard, f->path, config, &ai->ctl.guard, err)) < 0)
 			goto fail;
 	}
 

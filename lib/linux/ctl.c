@@ -264,6 +264,8 @@ int ows__ctl_wait(ows_session *s, ows__ctl *c, ows_proc *proc, int timeout_ms, o
 		if (rc == 0 && left == 0 && !proc->exited)
 			return 0;
 	}
+	/* What the command left at a guarded name is moved aside before the person's tools see it. */
+	ows__guard_sweep(c->guard, s->id, &s->moved_aside, NULL);
 	return 1;
 }
 
@@ -298,8 +300,13 @@ void ows__ctl_close(ows_session *s, ows__ctl *c)
 	if (c->listener >= 0)
 		close(c->listener);
 	c->listener = -1;
-	if (s)
+	if (s) {
 		sandbox_gone(s, c);
+		/* Nothing inside runs any more: this sweep is the last word. */
+		ows__guard_sweep(c->guard, s->id, &s->moved_aside, NULL);
+	}
+	ows__guard_watch_free(c->guard);
+	c->guard = NULL;
 	c->gone = true;
 }
 

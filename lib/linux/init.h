@@ -22,7 +22,7 @@
 
 #include "linux.h"
 
-#define OWS_INIT_MAX_MOUNTS 256
+#define OWS_INIT_MAX_MOUNTS 256 /* the system, folders, what the guard binds, masks */
 #define OWS_INIT_MAX_RULES 96
 #define OWS_INIT_MAX_PROBES 8
 #define OWS_INIT_MAX_CHECKS 64
@@ -164,6 +164,7 @@ typedef struct ows__ctl {
 	int listener; /* allowlist: the proxy's listening socket in the sandbox's network, or -1 */
 	pid_t pid;   /* init (or the launcher that became it), 0 once reaped */
 	bool gone;   /* the sandbox has ended */
+	ows__guard_watch *guard; /* names swept after each command and at close; NULL: none */
 } ows__ctl;
 
 /* Waits for init's proof; fills s->proof_json; OWS_EVERIFY when a check failed. */

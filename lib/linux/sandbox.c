@@ -369,7 +369,8 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		goto fail;
 	for (size_t i = 0; i < policy->nfolders && rc == 0; i++)
 		if (policy->folders[i].access == OWS_ACCESS_RW)
-			rc = ows__guard_add(&li->guard, policy->folders[i].path, err);
+			rc = ows__guard_add(&li->guard, policy->folders[i].path, config,
+					    &li->ctl.guard, err);
 	if (rc == 0)
 		rc = plan_masks(p, li, policy, err);
 	struct ows__view view = {

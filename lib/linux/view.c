@@ -257,30 +257,6 @@ int ows__view_plan(struct ows__plan *p, ows__strv *keep, const struct ows__view 
 	return plan_skeleton(p, keep, err);
 }
 
-int ows__guard_add(ows__guard_list *g, const char *folder, ows_error *err)
-{
-	static const struct { const char *leaf; bool is_file; } guarded[] = {
-		{"/.git/hooks", false},
-		{"/.git/config", true},
-	};
-	for (size_t i = 0; i < OWS__ARRAY_LEN(guarded); i++) {
-		struct stat st;
-		char *path = ows__asprintf(err, "%s%s", folder, guarded[i].leaf);
-		if (!path)
-			return OWS_ENOMEM;
-		if (lstat(path, &st) != 0 ||
-		    (guarded[i].is_file ? !S_ISREG(st.st_mode) : !S_ISDIR(st.st_mode))) {
-			free(path);
-			continue;
-		}
-		int rc = ows__guard_push(g, path, guarded[i].is_file, false, err);
-		free(path);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
 int ows__guard_push(ows__guard_list *g, const char *path, bool is_file, bool pin, ows_error *err)
 {
 	ows__guard_entry *n = realloc(g->v, (g->len + 1) * sizeof(*n));

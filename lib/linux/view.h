@@ -23,8 +23,12 @@ typedef struct ows__guard_list {
 	size_t len;
 } ows__guard_list;
 
-/* What git runs by itself in the read-write folder `folder`, added to `g`. */
-OWS__HIDDEN int ows__guard_add(ows__guard_list *g, const char *folder, ows_error *err);
+/*
+ * What other tools run later in the read-write folder `folder` (guard.c),
+ * added to `g`; what cannot be bound goes to *watch, for the host's sweep.
+ */
+OWS__HIDDEN int ows__guard_add(ows__guard_list *g, const char *folder, const ows_config *cfg,
+			       ows__guard_watch **watch, ows_error *err);
 OWS__HIDDEN int ows__guard_push(ows__guard_list *g, const char *path, bool is_file, bool pin,
 				ows_error *err);
 OWS__HIDDEN void ows__guard_free(ows__guard_list *g);

@@ -40,6 +40,11 @@ int main(void)
 	is_str(ows_config_path(c), path, "it says which file it read");
 	ows_config_free(c);
 
+	is_int(load("[guard]\nprotect = default, .tool-versions\n", &c, &err), 0, "[guard] protect loads");
+	ok(c->protect_set && c->protect.len == 2, "its names, `default` among them");
+	ows_config_free(c);
+	is_int(load("[guard]\nprotect = ../up\n", &c, &err), OWS_ECONFIG,
+	       "a protected name outside the folder is refused");
 	is_int(load("[sandbox]\ncolour = blue\n", &c, &err), OWS_ECONFIG, "unknown key refused");
 	ok(strstr(err.what, "colour") != NULL, "the error names it");
 	is_int(load("[sandbox]\nnetwork = maybe\n", &c, &err), OWS_ECONFIG, "bad value refused");

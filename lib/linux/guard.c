@@ -1,0 +1,602 @@
+/*
+ * The guard: what other tools run later stays out of the agent's reach in a
+ * read-write folder.
+ *
+ * The person's own git, shell, editor and agent tools run, outside the
+ * wall and later, code that files in a project name: git's hooks and
+ * config (core.hooksPath, core.fsmonitor, aliases, filters), a shell's rc
+ * files, .envrc, editor and MCP settings.  The guard plans, for each
+ * read-write folder:
+ *
+ *   ro   existing files and folders to bind read-only over themselves;
+ *   pin  git folders to bind read-write over themselves: a mount point
+ *        cannot be renamed or removed (EBUSY), so `.git` cannot be moved
+ *        away and replaced by one the agent wrote, while git inside still
+ *        writes objects, refs, the index and its lock files;
+ *   watch names that do not exist yet (commondir, config.worktree, a
+ *        protected file the project does not have): no mount can cover a
+ *        name that is not there without a placeholder on the person's
+ *        disk, so the host looks after each command and at close, and
+ *        moves aside whatever appeared there.  After the fact: the limit
+ *        is in the README.
+ *
+ * `.git/hooks` is the one placeholder made: an empty folder, which is what
+ * `git init` makes anyway.  Never `commondir`: git would take the
+ * repository for a linked worktree.
+ *
+ * Host side; it allocates, and uses neither jansson nor inih, so that the
+ * setuid launcher may link it or be handed its lists.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/openat2.h>
+
+#include "view.h"
+
+/*
+ * Relative to each read-write folder.  What peers protect by default
+ * (shell start-up files, git's and editors' settings, agents' and MCP
+ * settings), and .husky, whose scripts husky's hooks run.
+ */
+static const char *const protect_default[] = {
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zprofile", ".zshenv", ".zlogin",
+	".gitconfig", ".gitmodules", ".envrc", ".ripgreprc", ".husky",
+	".vscode", ".idea", ".mcp.json", ".cursor", ".claude", ".codex", ".gemini",
+};
+
+#define GUARD_MAX_DEPTH 4 /* submodules of submodules, commondir, includes */
+
+struct watch {
+	char *path;
+	bool link;       /* a symbolic link was there: watched for being replaced */
+	dev_t dev;
+	ino_t ino;
+};
+
+struct ows__guard_watch {
+	struct watch *v;
+	size_t len, cap;
+};
+
+struct plan {
+	const char *folder;
+	ows__strv *ro;
+	ows__strv *pin;
+	ows__guard_watch *g;
+	ows_error *err;
+};
+
+const char *ows__guard_default_at(size_t i)
+{
+	return i < OWS__ARRAY_LEN(protect_default) ? protect_default[i] : NULL;
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+static bool listed(const ows__strv *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->len; i++)
+		if (strcmp(sv->v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* No symbolic link on the way: what a bind over itself may take as its source. */
+static bool plain(const char *path)
+{
+	char *real = realpath(path, NULL);
+	bool same = real && strcmp(real, path) == 0;
+	free(real);
+	return same;
+}
+
+static int add_unique(ows__strv *sv, const char *path, ows_error *err)
+{
+	return listed(sv, path) ? 0 : ows__strv_push(sv, path, err);
+}
+
+static int watch(struct plan *pl, const char *path, const struct stat *link)
+{
+	ows__guard_watch *g = pl->g;
+	for (size_t i = 0; i < g->len; i++)
+		if (strcmp(g->v[i].path, path) == 0)
+			return 0;
+	if (g->len == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 16;
+		struct watch *v = realloc(g->v, cap * sizeof(*v));
+		if (!v)
+			return ows__fail(pl->err, OWS_ENOMEM, 0, NULL, NULL, "out of memory");
+		g->v = v;
+		g->cap = cap;
+	}
+	struct watch *w = &g->v[g->len];
+	if (!(w->path = ows__strdup(path, pl->err)))
+		return OWS_ENOMEM;
+	w->link = link != NULL;
+	w->dev = link ? link->st_dev : 0;
+	w->ino = link ? link->st_ino : 0;
+	g->len++;
+	return 0;
+}
+
+/*
+ * An absent name is watched from its first missing folder (`.claude` for
+ * `.claude/settings.json`), so that the sweep renames in a folder that was
+ * there before the agent, which the person may write under either provider.
+ */
+static int watch_absent(struct plan *pl, const char *path)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", path);
+	size_t base = strlen(pl->folder);
+	if (!under(buf, pl->folder) || strlen(buf) <= base)
+		return watch(pl, path, NULL);
+	for (char *s = strchr(buf + base + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		struct stat st;
+		if (lstat(buf, &st) != 0)
+			return watch(pl, buf, NULL);
+		*s = '/';
+	}
+	return watch(pl, buf, NULL);
+}
+
+/* The canonical form of `path` when it is inside the folder, else NULL (caller frees). */
+static char *inside(const struct plan *pl, const char *path)
+{
+	char *real = realpath(path, NULL);
+	if (real && !under(real, pl->folder)) {
+		free(real);
+		real = NULL;
+	}
+	return real;
+}
+
+/*
+ * One guarded name: bound read-only when it is a plain file or folder,
+ * watched when it is absent or a symbolic link (whose target is guarded
+ * too when it is in the folder).  Returns 1 when it was bound, 0 when
+ * not, or an error.
+ */
+static int guard_path(struct plan *pl, const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT || errno == ENOTDIR ? watch_absent(pl, path) : 0;
+	if (S_ISLNK(st.st_mode)) {
+		int rc = watch(pl, path, &st);
+		char *target = rc == 0 ? inside(pl, path) : NULL;
+		/* Never the folder itself: a link to `.` must not make the whole folder read-only. */
+		if (target && strcmp(target, pl->folder) != 0 && stat(target, &st) == 0 &&
+		    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			rc = add_unique(pl->ro, target, pl->err);
+		free(target);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return 0;
+	if (!plain(path))
+		return watch(pl, path, NULL); /* a link above it: only the name is watched */
+	int rc = add_unique(pl->ro, path, pl->err);
+	return rc < 0 ? rc : 1;
+}
+
+static char *join(const char *dir, const char *rel, ows_error *err)
+{
+	return rel[0] == '/' ? ows__strdup(rel, err) : ows__asprintf(err, "%s/%s", dir, rel);
+}
+
+/* The first line of a small file, trimmed, into buf; false when unreadable. */
+static bool read_line(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return true;
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+		s[--n] = '\0';
+	if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
+		s[n - 1] = '\0';
+		s++;
+	}
+	return s;
+}
+
+static int guard_config(struct plan *pl, const char *path, const char *worktree, int depth);
+
+/*
+ * A path a git config names (core.hooksPath, include.path): guarded when
+ * it is in the folder.  `base` resolves a relative one.
+ */
+static int guard_named(struct plan *pl, const char *base, const char *value,
+		       const char *worktree, bool config, int depth)
+{
+	char *path;
+	if (strncmp(value, "~/", 2) == 0) {
+		const char *home = getenv("HOME");
+		if (!home)
+			return 0;
+		path = ows__asprintf(pl->err, "%s/%s", home, value + 2);
+	} else {
+		path = join(base, value, pl->err);
+	}
+	if (!path)
+		return OWS_ENOMEM;
+	/* Where it would be, links resolved as far as they go. */
+	char *dir = ows__strdup(path, pl->err);
+	int rc = dir ? 0 : OWS_ENOMEM;
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	if (slash && slash != dir) {
+		*slash = '\0';
+		char *real = realpath(dir, NULL);
+		if (real && under(real, pl->folder)) {
+			char *full = ows__asprintf(pl->err, "%s/%s", real, slash + 1);
+			rc = full ? guard_path(pl, full) : OWS_ENOMEM;
+			if (rc > 0 && config)
+				rc = guard_config(pl, full, worktree, depth + 1);
+			free(full);
+		}
+		free(real);
+	}
+	free(dir);
+	free(path);
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * Reads one git config file for the paths it makes git read or run from:
+ * core.hooksPath (relative to the work tree) and include/includeIf paths
+ * (relative to the file).  A small reader of git's syntax, enough for
+ * section headers and `key = value` lines; what it cannot read it leaves,
+ * and the file itself is read-only inside either way.
+ */
+static int guard_config(struct plan *pl, const char *path, const char *worktree, int depth)
+{
+	if (depth > GUARD_MAX_DEPTH)
+		return 0;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	char *dir = ows__strdup(path, pl->err);
+	if (!dir) {
+		fclose(f);
+		return OWS_ENOMEM;
+	}
+	*strrchr(dir, '/') = '\0';
+	char section[32] = "", line[4096];
+	int rc = 0;
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		char *s = trim(line);
+		if (*s == '[') {
+			size_t n = strcspn(s + 1, " \t\".]");
+			snprintf(section, sizeof(section), "%.*s", (int)n, s + 1);
+			continue;
+		}
+		char *eq = strchr(s, '=');
+		if (!eq || *s == '#' || *s == ';')
+			continue;
+		*eq = '\0';
+		char *key = trim(s), *value = trim(eq + 1);
+		if (!*value)
+			continue;
+		if (strcasecmp(section, "core") == 0 && strcasecmp(key, "hookspath") == 0 && worktree)
+			rc = guard_named(pl, worktree, value, worktree, false, depth);
+		else if ((strcasecmp(section, "include") == 0 ||
+			  strcasecmp(section, "includeif") == 0) && strcasecmp(key, "path") == 0)
+			rc = guard_named(pl, dir, value, worktree, true, depth);
+	}
+	fclose(f);
+	free(dir);
+	return rc;
+}
+
+enum gitdir_kind { GITDIR_REPO, GITDIR_LINKED };
+
+/*
+ * A git folder: pinned, and what git executes from bound read-only.
+ * `worktree` is the work tree whose core.hooksPath is resolved against
+ * (the folder itself for its own repository), or NULL.
+ */
+static int guard_gitdir(struct plan *pl, const char *gitdir, const char *worktree,
+			enum gitdir_kind kind, int depth)
+{
+	if (depth > GUARD_MAX_DEPTH || listed(pl->pin, gitdir))
+		return 0;
+	int rc = ows__strv_push(pl->pin, gitdir, pl->err);
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	static const char *const configs[] = {"config", "config.worktree"};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(configs) && rc == 0; i++) {
+		if (kind == GITDIR_LINKED && i == 0)
+			continue; /* a linked worktree's config is its common folder's */
+		snprintf(path, sizeof(path), "%s/%s", gitdir, configs[i]);
+		rc = guard_path(pl, path);
+		if (rc > 0)
+			rc = guard_config(pl, path, worktree, depth);
+	}
+	/* An existing commondir is the person's (a linked worktree); a new one the agent's. */
+	snprintf(path, sizeof(path), "%s/commondir", gitdir);
+	if (rc == 0 && lstat(path, &st) != 0) {
+		rc = watch(pl, path, NULL);
+	} else if (rc == 0 && (rc = guard_path(pl, path)) >= 0) {
+		char line[PATH_MAX];
+		char *common = read_line(path, line, sizeof(line)) ? join(gitdir, line, pl->err) : NULL;
+		char *real = common ? inside(pl, common) : NULL;
+		rc = real ? guard_gitdir(pl, real, worktree, GITDIR_REPO, depth + 1) : 0;
+		free(real);
+		free(common);
+	}
+	if (rc < 0 || kind == GITDIR_LINKED)
+		return rc < 0 ? rc : 0;
+
+	snprintf(path, sizeof(path), "%s/hooks", gitdir);
+	if (lstat(path, &st) != 0 && errno == ENOENT)
+		(void)mkdir(path, 0755); /* what `git init` makes; empty: runs nothing */
+	rc = guard_path(pl, path);
+
+	/* Submodules' and linked worktrees' own git folders. */
+	static const char *const nests[] = {"modules", "worktrees"};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(nests) && rc >= 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s", gitdir, nests[i]);
+		bool present = lstat(path, &st) == 0;
+		if (!present || S_ISLNK(st.st_mode)) {
+			rc = watch(pl, path, present ? &st : NULL);
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode) || !plain(path))
+			continue;
+		if ((rc = add_unique(pl->pin, path, pl->err)) < 0)
+			break;
+		int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *d = fd >= 0 ? ows__opendir_at(fd) : NULL;
+		if (fd >= 0)
+			close(fd);
+		for (struct dirent *e; d && rc >= 0 && (e = readdir(d));) {
+			if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+				continue;
+			char sub[PATH_MAX + 300];
+			snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+			if (lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode))
+				continue;
+			rc = guard_gitdir(pl, sub, NULL, i == 0 ? GITDIR_REPO : GITDIR_LINKED, depth + 1);
+		}
+		if (d)
+			closedir(d);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* `dir/.git`: a folder, a `gitdir:` file (bound read-only, and what it names), or a link. */
+static int guard_dotgit(struct plan *pl, const char *dir, int depth)
+{
+	char path[PATH_MAX + 8];
+	snprintf(path, sizeof(path), "%s/.git", dir);
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return watch(pl, path, NULL);
+	if (S_ISDIR(st.st_mode) && plain(path))
+		return guard_gitdir(pl, path, dir, GITDIR_REPO, depth);
+	/* A link is only watched: its target is the git folder, pinned below, not read-only. */
+	int rc = S_ISLNK(st.st_mode) ? watch(pl, path, &st) : guard_path(pl, path);
+	if (rc < 0)
+		return rc;
+	char line[PATH_MAX];
+	char *target = NULL;
+	if (S_ISREG(st.st_mode) && read_line(path, line, sizeof(line)) &&
+	    strncmp(line, "gitdir:", 7) == 0)
+		target = join(dir, trim(line + 7), pl->err);
+	else if (S_ISLNK(st.st_mode))
+		target = ows__strdup(path, pl->err);
+	char *real = target ? inside(pl, target) : NULL;
+	rc = 0;
+	if (real && stat(real, &st) == 0 && S_ISDIR(st.st_mode))
+		rc = guard_gitdir(pl, real, dir, GITDIR_REPO, depth);
+	free(real);
+	free(target);
+	return rc;
+}
+
+/* The submodules .gitmodules names: each one's `.git` is guarded like the folder's own. */
+static int guard_submodules(struct plan *pl, const char *worktree, int depth)
+{
+	if (depth > GUARD_MAX_DEPTH)
+		return 0;
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/.gitmodules", worktree);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	char line[4096];
+	int rc = 0;
+	while (rc >= 0 && fgets(line, sizeof(line), f)) {
+		char *s = trim(line), *eq = strchr(s, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		char *key = trim(s), *value = trim(eq + 1);
+		if (strcasecmp(key, "path") != 0 || !*value || value[0] == '/' || strstr(value, ".."))
+			continue;
+		char sub[PATH_MAX + 300];
+		snprintf(sub, sizeof(sub), "%s/%s", worktree, value);
+		char *real = inside(pl, sub);
+		if (real && strcmp(real, sub) == 0) {
+			rc = guard_dotgit(pl, real, depth + 1);
+			if (rc >= 0)
+				rc = guard_submodules(pl, real, depth + 1);
+		}
+		free(real);
+	}
+	fclose(f);
+	return rc;
+}
+
+/* A folder below a git work tree: git run in it would use that repository. */
+static bool in_work_tree(const char *folder)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", folder);
+	for (char *s = strrchr(buf, '/'); s && s != buf; s = strrchr(buf, '/')) {
+		*s = '\0';
+		char dotgit[PATH_MAX + 8];
+		snprintf(dotgit, sizeof(dotgit), "%s/.git", buf);
+		if (access(dotgit, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ows__strv *pin,
+		    ows__guard_watch **watchp, ows_error *err)
+{
+	if (!*watchp && !(*watchp = ows__calloc(1, sizeof(**watchp), err)))
+		return OWS_ENOMEM;
+	struct plan pl = {.folder = folder, .ro = ro, .pin = pin, .g = *watchp, .err = err};
+	char path[PATH_MAX + 8];
+	snprintf(path, sizeof(path), "%s/.git", folder);
+	struct stat st;
+	int rc = 0;
+	if (lstat(path, &st) == 0 || in_work_tree(folder))
+		rc = guard_dotgit(&pl, folder, 0);
+	if (rc >= 0)
+		rc = guard_submodules(&pl, folder, 0);
+
+	/* The machine's list, `default` standing for the built-in one; none set: the built-in. */
+	const ows__strv *names = cfg ? &cfg->protect : NULL;
+	bool builtin = !cfg || !cfg->protect_set;
+	for (size_t i = 0; names && i < names->len && rc >= 0; i++)
+		if (strcmp(names->v[i], "default") == 0)
+			builtin = true;
+	for (size_t i = 0; builtin && i < OWS__ARRAY_LEN(protect_default) && rc >= 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s", folder, protect_default[i]);
+		rc = guard_path(&pl, path);
+	}
+	for (size_t i = 0; cfg && cfg->protect_set && i < names->len && rc >= 0; i++) {
+		if (strcmp(names->v[i], "default") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", folder, names->v[i]);
+		rc = guard_path(&pl, path);
+	}
+	/* A machine that protects a git folder itself wants it read-only, not pinned. */
+	for (size_t i = 0; i < pin->len; i++)
+		if (listed(ro, pin->v[i])) {
+			free(pin->v[i]);
+			memmove(&pin->v[i], &pin->v[i + 1], (pin->len - i) * sizeof(pin->v[0]));
+			pin->len--;
+			i--;
+		}
+	return rc < 0 ? rc : 0;
+}
+
+int ows__guard_add(ows__guard_list *g, const char *folder, const ows_config *cfg,
+		   ows__guard_watch **watchp, ows_error *err)
+{
+	ows__strv ro = {0}, pin = {0};
+	int rc = ows__guard_plan(folder, cfg, &ro, &pin, watchp, err);
+	for (size_t i = 0; i < pin.len + ro.len && rc == 0; i++) {
+		bool is_pin = i < pin.len;
+		const char *path = is_pin ? pin.v[i] : ro.v[i - pin.len];
+		struct stat st;
+		if (lstat(path, &st) == 0) /* else gone since the plan looked */
+			rc = ows__guard_push(g, path, !S_ISDIR(st.st_mode), is_pin, err);
+	}
+	ows__strv_free(&ro);
+	ows__strv_free(&pin);
+	return rc;
+}
+
+/* ------------------------------------------------------------- the sweep */
+
+/*
+ * The folder that holds `path`, opened without following any link on the
+ * way: the sweep runs as the person, and a link the agent planted must not
+ * turn a rename in the folder into one elsewhere.
+ */
+static int open_parent(const char *path, const char **leaf)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path || !slash[1] || (size_t)(slash - path) >= PATH_MAX)
+		return -1;
+	*leaf = slash + 1;
+	char dir[PATH_MAX];
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	return (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+}
+
+int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved, ows_error *err)
+{
+	if (!g)
+		return 0;
+	int rc = 0;
+	for (size_t i = 0; i < g->len && rc == 0; i++) {
+		const struct watch *w = &g->v[i];
+		const char *leaf;
+		int dir = open_parent(w->path, &leaf);
+		if (dir < 0)
+			continue; /* its folder is gone or became a link: nothing git would find */
+		struct stat st;
+		bool appeared = fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				!(w->link && S_ISLNK(st.st_mode) && st.st_dev == w->dev &&
+				  st.st_ino == w->ino);
+		for (int n = 1; appeared && n < 100; n++) {
+			char aside[NAME_MAX + 1];
+			int len = n == 1 ? snprintf(aside, sizeof(aside), "%s.owsbx-moved-%.8s", leaf, tag)
+					 : snprintf(aside, sizeof(aside), "%s.owsbx-moved-%.8s-%d", leaf, tag, n);
+			if (len <= 0 || (size_t)len >= sizeof(aside))
+				break;
+			if (renameat2(dir, leaf, dir, aside, RENAME_NOREPLACE) == 0) {
+				rc = ows__strv_pushf(moved, err, "%.*s%s", (int)(leaf - w->path),
+						     w->path, aside);
+				break;
+			}
+			if (errno != EEXIST) {
+				/* Said, not hidden: the person must know it is still there. */
+				rc = ows__strv_pushf(moved, err, "%s (not moved aside: %s)", w->path,
+						     strerror(errno));
+				break;
+			}
+		}
+		close(dir);
+	}
+	return rc;
+}
+
+void ows__guard_watch_free(ows__guard_watch *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->len; i++)
+		free(g->v[i].path);
+	free(g->v);
+	free(g);
+}
