@@ -1,0 +1,120 @@
+/* The POSIX ACL xattr format (version 2, little-endian entries), as values. */
+#include <string.h>
+
+#include "acl.h"
+
+static uint16_t get16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+bool ows__acl_parse(const unsigned char *buf, size_t len, acl *a)
+{
+	if (len < 4 || (len - 4) % 8 || (len - 4) / 8 > ACL_MAX || get32(buf) != 2)
+		return false;
+	a->n = (int)((len - 4) / 8);
+	for (int i = 0; i < a->n; i++) {
+		const unsigned char *p = buf + 4 + 8 * i;
+		a->e[i] = (acl_ent){get16(p), get16(p + 2), get32(p + 4)};
+	}
+	return true;
+}
+
+size_t ows__acl_encode(const acl *a, unsigned char *buf)
+{
+	put32(buf, 2);
+	for (int i = 0; i < a->n; i++) {
+		unsigned char *p = buf + 4 + 8 * i;
+		put16(p, a->e[i].tag);
+		put16(p + 2, a->e[i].perm);
+		put32(p + 4, a->e[i].id);
+	}
+	return 4 + 8 * (size_t)a->n;
+}
+
+void ows__acl_from_mode(acl *a, mode_t m)
+{
+	a->n = 3;
+	a->e[0] = (acl_ent){TAG_USER_OBJ, (m >> 6) & 7, NO_ID};
+	a->e[1] = (acl_ent){TAG_GROUP_OBJ, (m >> 3) & 7, NO_ID};
+	a->e[2] = (acl_ent){TAG_OTHER, m & 7, NO_ID};
+}
+
+int ows__acl_find(const acl *a, uint16_t tag, uint32_t id)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->e[i].tag == tag && (id == NO_ID || a->e[i].id == id))
+			return i;
+	return -1;
+}
+
+int ows__acl_perm(const acl *a, uint16_t tag)
+{
+	int i = ows__acl_find(a, tag, NO_ID);
+	return i < 0 ? -1 : a->e[i].perm;
+}
+
+/* Sets or inserts an entry, keeping the kernel's order: by tag, then by id. */
+bool ows__acl_set(acl *a, uint16_t tag, uint32_t id, uint16_t perm)
+{
+	int i = ows__acl_find(a, tag, id);
+	if (i >= 0) {
+		a->e[i].perm = perm;
+		return true;
+	}
+	if (a->n == ACL_MAX)
+		return false;
+	for (i = 0; i < a->n; i++)
+		if (a->e[i].tag > tag || (a->e[i].tag == tag && a->e[i].id > id))
+			break;
+	memmove(&a->e[i + 1], &a->e[i], (size_t)(a->n - i) * sizeof(acl_ent));
+	a->e[i] = (acl_ent){tag, perm, id};
+	a->n++;
+	return true;
+}
+
+void ows__acl_del(acl *a, int i)
+{
+	memmove(&a->e[i], &a->e[i + 1], (size_t)(a->n - i - 1) * sizeof(acl_ent));
+	a->n--;
+}
+
+bool ows__acl_has_named(const acl *a)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->e[i].tag == TAG_USER || a->e[i].tag == TAG_GROUP)
+			return true;
+	return false;
+}
+
+/* What a recalculated mask would be: the group entry and every named entry. */
+uint16_t ows__acl_union(const acl *a)
+{
+	uint16_t m = 0;
+	for (int i = 0; i < a->n; i++)
+		if (a->e[i].tag == TAG_USER || a->e[i].tag == TAG_GROUP || a->e[i].tag == TAG_GROUP_OBJ)
+			m |= a->e[i].perm;
+	return m;
+}
+
+bool ows__acl_eq(const acl *x, const acl *y)
+{
+	return x->n == y->n && memcmp(x->e, y->e, (size_t)x->n * sizeof(acl_ent)) == 0;
+}
