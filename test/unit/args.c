@@ -361,6 +361,15 @@ int main(void)
 		rc = PARSE(&a, &err, "run", "--env", "A-B=1", "--", "true");
 		is_usage(rc, &err, "invalid environment variable name", "A-B", "--env A-B=1");
 		owsbx_args_free(&a);
+		/* The library refuses a name over 255 bytes; the CLI must not cut one down to fit. */
+		char longenv[320];
+		memset(longenv, 'A', 300);
+		snprintf(longenv + 300, sizeof(longenv) - 300, "=1");
+		rc = PARSE(&a, &err, "run", "--env", longenv, "--", "true");
+		is_usage(rc, &err, "invalid environment variable name", NULL,
+			 "--env with a 300-byte name");
+		owsbx_args_free(&a);
+
 		rc = PARSE(&a, &err, "verify", "--rw", d1, "--net", "open", "--json");
 		is_int(rc, 0, "verify takes run's options");
 		snprintf(want, sizeof(want),
