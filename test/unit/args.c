@@ -108,9 +108,9 @@ int main(void)
 		ok(rc == 0 && a.cmd == OWSBX_CMD_CREDENTIALS && !a.json, "credentials parses");
 		owsbx_args_free(&a);
 
-		const char *verbs[] = {"setup", "status", "remove", "cleanup"};
+		char *verbs[] = {"setup", "status", "remove", "cleanup"};
 		for (size_t i = 0; i < sizeof(verbs) / sizeof(*verbs); i++) {
-			rc = PARSE(&a, &err, "machine", "sandbox", (char *)verbs[i]);
+			rc = PARSE(&a, &err, "machine", "sandbox", verbs[i]);
 			ok(rc == 0 && a.cmd == OWSBX_CMD_MACHINE, "machine sandbox %s parses", verbs[i]);
 			is_str(a.machine_verb, verbs[i], "with its verb");
 			owsbx_args_free(&a);
@@ -209,15 +209,15 @@ int main(void)
 		unsetenv("OWSBX_PROXY");
 		unsetenv("HTTPS_PROXY");
 
-		const char *versions[] = {"version", "--version"};
+		char *versions[] = {"version", "--version"};
 		for (size_t i = 0; i < 2; i++) {
-			rc = PARSE(&a, &err, (char *)versions[i]);
+			rc = PARSE(&a, &err, versions[i]);
 			ok(rc == 0 && a.cmd == OWSBX_CMD_VERSION && !a.policy, "%s parses", versions[i]);
 			owsbx_args_free(&a);
 		}
-		const char *helps[] = {"help", "--help", "-h"};
+		char *helps[] = {"help", "--help", "-h"};
 		for (size_t i = 0; i < 3; i++) {
-			rc = PARSE(&a, &err, (char *)helps[i]);
+			rc = PARSE(&a, &err, helps[i]);
 			ok(rc == 0 && a.cmd == OWSBX_CMD_HELP && !a.policy, "%s parses", helps[i]);
 			owsbx_args_free(&a);
 		}
@@ -267,9 +267,9 @@ int main(void)
 		is_str(policy_json(&a), want, "three read-only folders");
 		owsbx_args_free(&a);
 
-		const char *nets[] = {"none", "open", "allowlist"};
+		char *nets[] = {"none", "open", "allowlist"};
 		for (size_t i = 0; i < 3; i++) {
-			rc = PARSE(&a, &err, "run", "--net", (char *)nets[i], "--", "true");
+			rc = PARSE(&a, &err, "run", "--net", nets[i], "--", "true");
 			is_int(rc, 0, "--net %s parses", nets[i]);
 			snprintf(want, sizeof(want), "{\"network\":\"%s\",\"folders\":[]}", nets[i]);
 			is_str(policy_json(&a), want, "network %s in the policy", nets[i]);
@@ -435,10 +435,10 @@ int main(void)
 		is_usage(rc, &err, "unknown option", "-", "a lone dash");
 		owsbx_args_free(&a);
 
-		const char *valued[] = {"--rw", "--ro", "--net", "--allow-site", "--allow-sites-file",
-					"--provider", "--policy", "--config", "--events", "--env"};
+		char *valued[] = {"--rw", "--ro", "--net", "--allow-site", "--allow-sites-file",
+				  "--provider", "--policy", "--config", "--events", "--env"};
 		for (size_t i = 0; i < sizeof(valued) / sizeof(*valued); i++) {
-			rc = PARSE(&a, &err, "run", (char *)valued[i]);
+			rc = PARSE(&a, &err, "run", valued[i]);
 			is_usage(rc, &err, "option needs a value", valued[i], valued[i]);
 			owsbx_args_free(&a);
 		}
