@@ -71,6 +71,11 @@ build/test/%: test/unit/%.c test/unit/tap.h libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itest/unit $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)
 
+# The CLI's argument parser lives in cli/, not in the library: its test links it too.
+build/test/args: test/unit/args.c test/unit/tap.h build/cli/args.o libowsandbox.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Icli -Itest/unit $(ALL_CFLAGS) -o $@ $< build/cli/args.o libowsandbox.a $(DEP_LIBS)
+
 build/examples/%: examples/%.c libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)

@@ -72,9 +72,12 @@ static int apply(owsbx_args *a, const pending *p, ows_error *err)
 		const char *eq = strchr(p->val, '=');
 		if (!eq || eq == p->val)
 			return usage_error(err, p->val, "--env takes NAME=VALUE");
-		char name[256];
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - p->val), p->val);
+		/* The whole name, however long: the library judges it, not a buffer's size. */
+		char *name = strndup(p->val, (size_t)(eq - p->val));
+		if (!name)
+			return usage_error(err, NULL, "out of memory");
 		rc = ows_policy_set_env(a->policy, name, eq + 1, err);
+		free(name);
 	} else if (strcmp(p->opt, "--allow-site") == 0) {
 		rc = ows_policy_add_host(a->policy, p->val, err);
 	} else if (strcmp(p->opt, "--allow-sites-file") == 0) {
