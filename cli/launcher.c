@@ -548,13 +548,9 @@ static void cgroups_join(const struct ows__plan *p)
 /* Removes sessions whose launcher and init are both gone (their lock is free). */
 static void sweep_stale(int sb)
 {
-	int dupfd = dup(sb);
-	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
-	if (!d) {
-		if (dupfd >= 0)
-			close(dupfd);
+	DIR *d = ows__opendir_at(sb);
+	if (!d)
 		return;
-	}
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		char id[ID_LEN + 1], lock[ID_LEN + 8];
@@ -680,13 +676,9 @@ static int init_start(void *unused)
  */
 static void hand_back(int dirfd, dev_t dev, uid_t account, int depth)
 {
-	int dupfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
-	if (!d) {
-		if (dupfd >= 0)
-			close(dupfd);
+	DIR *d = ows__opendir_at(dirfd);
+	if (!d)
 		return;
-	}
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)

@@ -406,15 +406,8 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		goto fail;
 	rc = ows__ctl_receive_proof(s, &ai->ctl, "account", err);
 	probes_close(&pb);
-	if (rc == 0 && s->proxy) {
-		/* The proof reached the proxy through this socket; now the proxy serves it. */
-		rc = ai->ctl.listener >= 0
-			? ows__proxy_adopt_listener(s->proxy, ai->ctl.listener, err)
-			: ows__fail(err, OWS_ESYS, EPROTO, "sandbox init", NULL,
-				    "the sandbox did not hand over its proxy listener");
-		if (rc == 0)
-			ai->ctl.listener = -1;
-	}
+	if (rc == 0)
+		rc = ows__ctl_adopt_listener(s, &ai->ctl, err);
 	if (rc == 0 && share.nfiles)
 		rc = ows__ctl_send_share(s, &ai->ctl, share.files, share.nfiles, err);
 	if (rc < 0)

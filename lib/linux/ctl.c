@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "init.h"
+#include "proxy.h"
 
 /* Receives one message and at most one descriptor with it (*fd, else -1). */
 static int recv_msg_fd(int sock, void *buf, size_t size, int timeout_ms, int *fd, ows_error *err)
@@ -118,6 +119,19 @@ int ows__ctl_receive_proof(ows_session *s, ows__ctl *c, const char *provider, ow
 		return OWS_ENOMEM;
 	int rc = receive_proof_into(s, c, provider, pm, err);
 	free(pm);
+	return rc;
+}
+
+int ows__ctl_adopt_listener(ows_session *s, ows__ctl *c, ows_error *err)
+{
+	if (!s->proxy)
+		return 0;
+	/* The proof reached the proxy through this socket; now the proxy serves it. */
+	int rc = c->listener >= 0 ? ows__proxy_adopt_listener(s->proxy, c->listener, err)
+				  : ows__fail(err, OWS_ESYS, EPROTO, "sandbox init", NULL,
+					      "the sandbox did not hand over its proxy listener");
+	if (rc == 0)
+		c->listener = -1;
 	return rc;
 }
 

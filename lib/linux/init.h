@@ -170,6 +170,8 @@ typedef struct ows__ctl {
 /* Waits for init's proof; fills s->proof_json; OWS_EVERIFY when a check failed. */
 OWS__HIDDEN int ows__ctl_receive_proof(ows_session *s, ows__ctl *c, const char *provider,
 				       ows_error *err);
+/* allowlist: the proxy's listener init handed over goes to the session's proxy. */
+OWS__HIDDEN int ows__ctl_adopt_listener(ows_session *s, ows__ctl *c, ows_error *err);
 OWS__HIDDEN int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc,
 			       const char *const argv[], char *const envp[], const char *cwd,
 			       const int stdio[3], ows_error *err);

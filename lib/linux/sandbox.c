@@ -411,15 +411,8 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		goto fail;
 	rc = ows__ctl_receive_proof(s, &li->ctl, "landlock", err);
 	probes_close(&pb);
-	if (rc == 0 && s->proxy) {
-		/* The proof reached the proxy through this socket; now the proxy serves it. */
-		rc = li->ctl.listener >= 0
-			? ows__proxy_adopt_listener(s->proxy, li->ctl.listener, err)
-			: ows__fail(err, OWS_ESYS, EPROTO, "sandbox init", NULL,
-				    "the sandbox did not hand over its proxy listener");
-		if (rc == 0)
-			li->ctl.listener = -1;
-	}
+	if (rc == 0)
+		rc = ows__ctl_adopt_listener(s, &li->ctl, err);
 	if (rc < 0)
 		goto fail;
 	s->private_dir = ows__strdup(priv, err);
