@@ -36,19 +36,6 @@ static int usage_error(ows_error *err, const char *where, const char *what)
 	return OWSBX_EXIT_USAGE;
 }
 
-static int parse_net(const char *s, ows_net *net)
-{
-	if (strcmp(s, "none") == 0)
-		*net = OWS_NET_NONE;
-	else if (strcmp(s, "open") == 0)
-		*net = OWS_NET_OPEN;
-	else if (strcmp(s, "allowlist") == 0)
-		*net = OWS_NET_ALLOWLIST;
-	else
-		return -1;
-	return 0;
-}
-
 /* Options that shape a policy, in order, applied after --policy is loaded. */
 typedef struct pending {
 	const char *opt;
@@ -63,7 +50,7 @@ static int apply(owsbx_args *a, const pending *p, ows_error *err)
 					   p->opt[3] == 'w' ? OWS_ACCESS_RW : OWS_ACCESS_RO, err);
 	} else if (strcmp(p->opt, "--net") == 0) {
 		ows_net net;
-		if (parse_net(p->val, &net) != 0)
+		if (ows_net_from_name(p->val, &net) != 0)
 			return usage_error(err, p->val, "unknown network mode (use none, open or allowlist)");
 		rc = ows_policy_set_network(a->policy, net, err);
 	} else if (strcmp(p->opt, "--provider") == 0) {

@@ -394,14 +394,8 @@ static void parse(int argc, char **argv)
 			if (!parse_num(val, 1, 100000, &rq.cpu_percent))
 				refuse("bad --cpu-percent", val, EINVAL);
 		} else if (strcmp(opt, "--net") == 0 && !rq.has_net) {
-			static const char *const nets[] = {"none", "allowlist", "open"};
-			static const ows_net values[] = {OWS_NET_NONE, OWS_NET_ALLOWLIST, OWS_NET_OPEN};
-			size_t k = 0;
-			while (k < OWS__ARRAY_LEN(nets) && strcmp(nets[k], val) != 0)
-				k++;
-			if (k == OWS__ARRAY_LEN(nets))
+			if (ows_net_from_name(val, &rq.net) < 0)
 				refuse("--net is not none, allowlist or open", val, EINVAL);
-			rq.net = values[k];
 			rq.has_net = true;
 		} else if (strcmp(opt, "--proxy-port") == 0 && !rq.proxy_port) {
 			if (!parse_num(val, 47800, 47899, &rq.proxy_port))

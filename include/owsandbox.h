@@ -109,6 +109,9 @@ typedef enum ows_net {
 	OWS_NET_ALLOWLIST = 3, /* only through the host's allow-list proxy */
 } ows_net;
 
+/* "none", "open" or "allowlist" to its mode: 0, or OWS_EINVAL for anything else. */
+OWS_API int ows_net_from_name(const char *name, ows_net *out);
+
 typedef enum ows_limit {
 	OWS_LIMIT_MEMORY_BYTES = 1,
 	OWS_LIMIT_PROCESSES = 2,

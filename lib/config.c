@@ -171,13 +171,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 			return set_string(&c->provider, value, ctx);
 		}
 		if (strcmp(name, "network") == 0) {
-			if (strcmp(value, "none") == 0)
-				c->net = OWS_NET_NONE;
-			else if (strcmp(value, "open") == 0)
-				c->net = OWS_NET_OPEN;
-			else if (strcmp(value, "allowlist") == 0)
-				c->net = OWS_NET_ALLOWLIST;
-			else
+			if (ows_net_from_name(value, &c->net) < 0)
 				return bad_value(ctx, name, value, "use none, open or allowlist");
 			return 1;
 		}

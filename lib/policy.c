@@ -25,30 +25,6 @@ const char *ows__limit_key(ows_limit which)
 	return limit_keys[which];
 }
 
-const char *ows__net_name(ows_net net)
-{
-	switch (net) {
-	case OWS_NET_NONE: return "none";
-	case OWS_NET_OPEN: return "open";
-	case OWS_NET_ALLOWLIST: return "allowlist";
-	case OWS_NET_DEFAULT: break;
-	}
-	return "default";
-}
-
-static int net_from_name(const char *s, ows_net *out)
-{
-	static const struct { const char *name; ows_net net; } names[] = {
-		{"none", OWS_NET_NONE}, {"open", OWS_NET_OPEN}, {"allowlist", OWS_NET_ALLOWLIST},
-	};
-	for (size_t i = 0; i < OWS__ARRAY_LEN(names); i++)
-		if (strcmp(s, names[i].name) == 0) {
-			*out = names[i].net;
-			return 0;
-		}
-	return -1;
-}
-
 int ows_policy_new(ows_policy **out, ows_error *err)
 {
 	if (!out)
@@ -399,7 +375,7 @@ static int parse_document(ows_policy *p, json_t *root, ows_error *err)
 			ows_net net;
 			if (!json_is_string(val))
 				return type_error(err, key, "a string");
-			if (net_from_name(json_string_value(val), &net) != 0)
+			if (ows_net_from_name(json_string_value(val), &net) != 0)
 				return ows__fail(err, OWS_EINVAL, 0, json_string_value(val),
 						 "use none, open or allowlist", "unknown network mode");
 			rc = ows_policy_set_network(p, net, err);

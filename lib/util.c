@@ -124,3 +124,27 @@ int ows__hexval(char c)
 		return c - 'A' + 10;
 	return -1;
 }
+
+/* The one table of network mode names: policies, the config, the CLI and the launcher. */
+static const struct {
+	const char *name;
+	ows_net net;
+} net_names[] = {{"none", OWS_NET_NONE}, {"open", OWS_NET_OPEN}, {"allowlist", OWS_NET_ALLOWLIST}};
+
+const char *ows__net_name(ows_net net)
+{
+	for (size_t i = 0; i < OWS__ARRAY_LEN(net_names); i++)
+		if (net_names[i].net == net)
+			return net_names[i].name;
+	return "default";
+}
+
+int ows_net_from_name(const char *name, ows_net *out)
+{
+	for (size_t i = 0; name && i < OWS__ARRAY_LEN(net_names); i++)
+		if (strcmp(name, net_names[i].name) == 0) {
+			*out = net_names[i].net;
+			return 0;
+		}
+	return OWS_EINVAL;
+}
