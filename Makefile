@@ -33,7 +33,7 @@ CLI_LIBS = -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic
 
 LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/$(OS)/*.c))
 LIB_OBJS = $(LIB_SRCS:%.c=build/%.o)
-CLI_SRCS = $(filter-out cli/launcher.c,$(sort $(wildcard cli/*.c)))
+CLI_SRCS = $(sort $(wildcard cli/*.c))
 CLI_OBJS = $(CLI_SRCS:%.c=build/%.o)
 UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
@@ -62,7 +62,7 @@ owsbx: $(CLI_OBJS) libowsandbox.a
 
 # The account provider's setuid launcher: init, Landlock and seccomp, and the
 # few helpers they use.  No jansson, no inih: it parses no JSON and no INI.
-LAUNCH_OBJS = build/cli/launcher.o $(addprefix build/lib/,linux/init.o linux/root.o linux/view.o linux/launch.o linux/seccomp.o \
+LAUNCH_OBJS = build/cli/launch/launcher.o $(addprefix build/lib/,linux/init.o linux/root.o linux/view.o linux/launch.o linux/seccomp.o \
 	      linux/landlock.o linux/fs.o linux/platform.o env.o util.o error.o)
 owsbx-launch: $(LAUNCH_OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pie -Wl,-z,relro,-z,now -o $@ $(LAUNCH_OBJS)

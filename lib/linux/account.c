@@ -7,7 +7,7 @@
  * account (`open`).  The person's session folders are granted to the
  * account with POSIX ACL entries (ows_acl_grant), and revoked at close.
  *
- * The host stays the person.  It starts the setuid launcher (cli/launcher.c)
+ * The host stays the person.  It starts the setuid launcher (cli/launch/launcher.c)
  * with the control socket as descriptor 3, an empty environment and a closed
  * set of arguments; the launcher plans the same view as the landlock
  * provider (view.c) and its init builds it (root.c): its own root, PID, IPC,

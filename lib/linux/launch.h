@@ -2,7 +2,7 @@
  * The contract between the account provider and its setuid launcher.
  *
  * account.c builds the launcher's command line, machine.c writes the record
- * the launcher trusts and installs it, and cli/launcher.c takes both apart
+ * the launcher trusts and installs it, and cli/launch/launcher.c takes both apart
  * again without trusting either; what they must agree on is said here once,
  * and the checks are the same code on both sides (launch.c).
  */

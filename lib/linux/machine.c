@@ -690,7 +690,7 @@ static int step_launcher(mctx *m)
 	return save(m);
 }
 
-/* "<launcher>.conf": the record the setuid launcher trusts (cli/launcher.c). */
+/* "<launcher>.conf": the record the setuid launcher trusts (cli/launch/launcher.c). */
 static void conf_path(char *buf, size_t len, const char *launcher)
 {
 	snprintf(buf, len, "%s.conf", launcher);
