@@ -56,56 +56,6 @@ void ows_setup_options_init(ows_setup_options *opts)
 
 /* ------------------------------------------------------------- context */
 
-void ows__setup_note(mctx *m, const char *fmt, ...)
-{
-	char line[768];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	json_array_append_new(m->notes, json_string(line));
-}
-
-void ows__setup_change(mctx *m, const char *item, const char *fmt, ...)
-{
-	char line[768];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	json_array_append_new(m->changes, json_pack("{s:s, s:s}", "item", item, "change", line));
-	if (m->apply && m->o.progress) {
-		char step[900];
-		snprintf(step, sizeof(step), "%s: %s", item, line);
-		m->o.progress(m->o.progress_ctx, step);
-	}
-}
-
-void ows__setup_progress(mctx *m, const char *fmt, ...)
-{
-	if (!m->o.progress)
-		return;
-	char line[900];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	m->o.progress(m->o.progress_ctx, line);
-}
-
-int ows__setup_save(mctx *m)
-{
-	return m->apply ? ows__record_save(m->c->state_dir, m->rec, m->err) : 0;
-}
-
-/* What the items see from this plan or setup: the ids found so far. */
-scope ows__setup_scope(const mctx *m)
-{
-	return (scope){.c = m->c, .rec = m->rec, .person = m->person,
-		       .config_file = m->config_file, .group_gid = m->group_gid,
-		       .closed_uid = m->closed_uid, .root = m->root, .deep = true};
-}
-
 static const char *config_file(const ows_config *c)
 {
 	const char *p = ows_config_path(c);
@@ -296,7 +246,7 @@ static void proof_summary(mctx *m, const char *role, const char *report)
 			 jstr(c, "detail") ? jstr(c, "detail") : "");
 	}
 	if (json_array_size(checks))
-		ows__setup_progress(m, "proof (%s): %zu of %zu checks passed%s%s", role, passed,
+		progress(m, "proof (%s): %zu of %zu checks passed%s%s", role, passed,
 			 json_array_size(checks), failed[0] ? "; failed: " : "", failed);
 	json_decref(j);
 }
@@ -308,7 +258,7 @@ static int step_proof(mctx *m)
 	static const struct { ows_net net; const char *role; } runs[] = {
 		{OWS_NET_NONE, "closed"}, {OWS_NET_OPEN, "open"}};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(runs); i++) {
-		ows__setup_progress(m, "proof: open a throwaway sandbox as the %s account (network %s) and prove "
+		progress(m, "proof: open a throwaway sandbox as the %s account (network %s) and prove "
 			    "the wall from inside", runs[i].role, ows__net_name(runs[i].net));
 		ows_policy *pol = NULL;
 		ows_error verr;
@@ -328,7 +278,7 @@ static int step_proof(mctx *m)
 		ows_free(report);
 		if (rc < 0) {
 			json_object_set_new(p, "passed", json_false());
-			ows__setup_save(m);
+			save(m);
 			ows__fail(m->err, rc == OWS_EVERIFY ? OWS_EVERIFY : OWS_ESETUP, verr.sys_errno,
 				  verr.where[0] ? verr.where : NULL,
 				  "setup is recorded but not in use; fix the cause and run setup "
@@ -337,10 +287,10 @@ static int step_proof(mctx *m)
 				  verr.what[0] ? verr.what : ows_strerror(rc));
 			return rc == OWS_EVERIFY ? OWS_EVERIFY : OWS_ESETUP;
 		}
-		ows__setup_progress(m, "proof (%s): passed", runs[i].role);
+		progress(m, "proof (%s): passed", runs[i].role);
 	}
 	json_object_set_new(p, "passed", json_true());
-	return ows__setup_save(m);
+	return save(m);
 }
 
 /* Runs every step; stops at the first failure.  The config waits for the proof. */
@@ -449,8 +399,8 @@ static void status_account(rows *r, const scope *sc, int i, const seen *s, const
 {
 	const ows__item *it = &ows__machine_items[i];
 	const char *name = i == ITEM_CLOSED ? sc->c->closed_user : sc->c->open_user;
-	json_t *uid = json_object_get(json_object_get(json_object_get(sc->rec, "accounts"), it->key),
-				      "uid");
+	json_t *acc = json_object_get(json_object_get(sc->rec, "accounts"), it->key);
+	json_t *uid = json_object_get(acc, "uid");
 	if (!s->exists)
 		row(r, it->row, "fail", fix, "%s does not exist", name);
 	else if (sc->rec && !s->recorded)
@@ -642,7 +592,7 @@ int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_erro
 	if (rc < 0)
 		goto out;
 	if (json_object_size(m.rec) <= 1) {
-		ows__setup_progress(&m, "nothing to remove: there is no setup record in %s", c->state_dir);
+		progress(&m, "nothing to remove: there is no setup record in %s", c->state_dir);
 		goto out;
 	}
 	/* Grants a dead host left must be revoked while the accounts still exist. */

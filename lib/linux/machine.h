@@ -13,12 +13,15 @@
 #define OWS_LINUX_MACHINE_H
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <jansson.h>
 
 #include "linux.h"
+#include "record.h"
 
 #define MODE_STATE 0755
 #define MODE_SANDBOXES 0711
@@ -85,13 +88,13 @@ typedef struct seen {
 	char *want;           /* the content setup would write today (owned), or NULL */
 } seen;
 
-/* One setup item.  `key`, `mode` and `why` serve the items that share code. */
+/* One setup item.  `key` and `why` serve the items that share code. */
 typedef struct ows__item {
 	const char *name;     /* as the plan lists it */
 	const char *row;      /* as status names its row */
 	const char *key;      /* the account's role, the state subfolder's name */
-	unsigned mode;
-	const char *why;
+	unsigned mode;        /* what setup makes it: a folder's or a file's mode */
+	const char *why;      /* what a state subfolder is for, as the plan says */
 	/* Fills `s`; < 0 only when it cannot look (out of memory, nft fails). */
 	int (*inspect)(const struct ows__item *it, const scope *sc, seen *s, ows_error *err);
 	/* Lists what setup would change; when m->apply, changes it and saves the record. */
@@ -117,11 +120,13 @@ enum {
 OWS__HIDDEN extern const ows__item ows__machine_items[ITEM_COUNT];
 
 /* machine_items.c */
-OWS__HIDDEN int ows__inspect_state_dir(const ows__item *it, const scope *sc, seen *s, ows_error *err);
+OWS__HIDDEN int ows__inspect_state_dir(const ows__item *it, const scope *sc, seen *s,
+				       ows_error *err);
 OWS__HIDDEN int ows__inspect_account(const ows__item *it, const scope *sc, seen *s, ows_error *err);
 OWS__HIDDEN int ows__inspect_group(const ows__item *it, const scope *sc, seen *s, ows_error *err);
 OWS__HIDDEN int ows__inspect_subdir(const ows__item *it, const scope *sc, seen *s, ows_error *err);
-OWS__HIDDEN int ows__inspect_launcher(const ows__item *it, const scope *sc, seen *s, ows_error *err);
+OWS__HIDDEN int ows__inspect_launcher(const ows__item *it, const scope *sc, seen *s,
+				       ows_error *err);
 OWS__HIDDEN int ows__inspect_launcher_conf(const ows__item *it, const scope *sc, seen *s,
 					   ows_error *err);
 OWS__HIDDEN int ows__inspect_nft(const ows__item *it, const scope *sc, seen *s, ows_error *err);
@@ -176,14 +181,59 @@ static inline bool jtrue(json_t *o, const char *key)
 	return json_is_true(json_object_get(o, key));
 }
 
-/* machine.c: what a plan, setup or remove says, and the record saved. */
-OWS__HIDDEN void ows__setup_note(mctx *m, const char *fmt, ...) OWS__PRINTF(2, 3);
+/* What a plan, setup or remove says, and the record saved as it goes. */
+static inline void note(mctx *m, const char *fmt, ...) OWS__PRINTF(2, 3);
+static inline void note(mctx *m, const char *fmt, ...)
+{
+	char line[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	json_array_append_new(m->notes, json_string(line));
+}
+
 /* Lists a change; when applying, announces it before it is made. */
-OWS__HIDDEN void ows__setup_change(mctx *m, const char *item, const char *fmt, ...)
-	OWS__PRINTF(3, 4);
-OWS__HIDDEN void ows__setup_progress(mctx *m, const char *fmt, ...) OWS__PRINTF(2, 3);
-OWS__HIDDEN int ows__setup_save(mctx *m);
+static inline void change(mctx *m, const char *item, const char *fmt, ...) OWS__PRINTF(3, 4);
+static inline void change(mctx *m, const char *item, const char *fmt, ...)
+{
+	char line[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	json_array_append_new(m->changes, json_pack("{s:s, s:s}", "item", item, "change", line));
+	if (m->apply && m->o.progress) {
+		char step[900];
+		snprintf(step, sizeof(step), "%s: %s", item, line);
+		m->o.progress(m->o.progress_ctx, step);
+	}
+}
+
+static inline void progress(mctx *m, const char *fmt, ...) OWS__PRINTF(2, 3);
+static inline void progress(mctx *m, const char *fmt, ...)
+{
+	if (!m->o.progress)
+		return;
+	char line[900];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	m->o.progress(m->o.progress_ctx, line);
+}
+
+static inline int save(mctx *m)
+{
+	return m->apply ? ows__record_save(m->c->state_dir, m->rec, m->err) : 0;
+}
+
 /* What the items see from this plan or setup: the ids found so far. */
-OWS__HIDDEN scope ows__setup_scope(const mctx *m);
+static inline scope setup_scope(const mctx *m)
+{
+	return (scope){.c = m->c, .rec = m->rec, .person = m->person,
+		       .config_file = m->config_file, .group_gid = m->group_gid,
+		       .closed_uid = m->closed_uid, .root = m->root, .deep = true};
+}
 
 #endif /* OWS_LINUX_MACHINE_H */

@@ -217,7 +217,6 @@ static bool same_table(const char *a, const char *b)
 	return la == lb && memcmp(a, b, la) == 0;
 }
 
-
 /* ------------------------------------------------------------- inspect */
 
 void ows__seen_free(seen *s)
@@ -278,8 +277,8 @@ int ows__inspect_account(const ows__item *it, const scope *sc, seen *s, ows_erro
 	s->gid = pw->pw_gid;
 	snprintf(s->shell, sizeof(s->shell), "%s", pw->pw_shell);
 	s->nologin = is_nologin(s->shell);
-	json_t *uid = json_object_get(json_object_get(json_object_get(sc->rec, "accounts"), it->key),
-				      "uid");
+	json_t *acc = json_object_get(json_object_get(sc->rec, "accounts"), it->key);
+	json_t *uid = json_object_get(acc, "uid");
 	s->recorded = uid && json_integer_value(uid) == (json_int_t)s->uid;
 	/* Root reads the shadow file for this; each session need not. */
 	if (sc->deep)
@@ -287,7 +286,10 @@ int ows__inspect_account(const ows__item *it, const scope *sc, seen *s, ows_erro
 	return 0;
 }
 
-/* The group: exists, its gid, member (the scope's person); recorded when the record holds its gid. */
+/*
+ * The group: exists, its gid, member (the scope's person is in it);
+ * recorded when the record holds its gid.
+ */
 int ows__inspect_group(const ows__item *it, const scope *sc, seen *s, ows_error *err)
 {
 	memset(s, 0, sizeof(*s));
@@ -296,8 +298,8 @@ int ows__inspect_group(const ows__item *it, const scope *sc, seen *s, ows_error 
 		return 0;
 	s->exists = true;
 	s->gid = gr->gr_gid;
-	s->recorded = json_integer_value(json_object_get(json_object_get(sc->rec, "group"), "gid")) ==
-		      (json_int_t)s->gid;
+	json_t *gid = json_object_get(json_object_get(sc->rec, "group"), "gid");
+	s->recorded = json_integer_value(gid) == (json_int_t)s->gid;
 	s->member = sc->person && sc->person[0] && in_group(sc->person, s->gid);
 	return 0;
 }
@@ -325,7 +327,8 @@ int ows__inspect_launcher(const ows__item *it, const scope *sc, seen *s, ows_err
 	s->recorded = jstr(l, "path") && strcmp(jstr(l, "path"), path) == 0;
 	if (sc->deep && s->kind_ok)
 		s->read = ows__sha256_file(path, s->sha256, NULL) == 0;
-	s->recorded_content = s->read && jstr(l, "sha256") && strcmp(s->sha256, jstr(l, "sha256")) == 0;
+	const char *recorded = jstr(l, "sha256");
+	s->recorded_content = s->read && recorded && strcmp(s->sha256, recorded) == 0;
 	return 0;
 }
 
@@ -351,7 +354,8 @@ int ows__inspect_launcher_conf(const ows__item *it, const scope *sc, seen *s, ow
 	int rc = render_conf(sc->c, &s->want, err);
 	if (rc < 0 && rc != OWS_ENOTFOUND)
 		return rc;
-	s->content_ok = s->read && s->want && len == strlen(s->want) && strcmp(s->have, s->want) == 0;
+	s->content_ok = s->read && s->want && len == strlen(s->want) &&
+			strcmp(s->have, s->want) == 0;
 	return 0;
 }
 
@@ -367,8 +371,9 @@ int ows__inspect_nft(const ows__item *it, const scope *sc, seen *s, ows_error *e
 	const char *table = sc->c->nft_table;
 	snprintf(s->path, sizeof(s->path), "%s", table);
 	json_t *n = json_object_get(sc->rec, "nft");
+	json_t *uid = json_object_get(n, "closed_uid");
 	s->recorded = jstr(n, "table") && strcmp(jstr(n, "table"), table) == 0 &&
-		      json_integer_value(json_object_get(n, "closed_uid")) == (json_int_t)sc->closed_uid;
+		      json_integer_value(uid) == (json_int_t)sc->closed_uid;
 	if (!sc->deep || sc->closed_uid == (uid_t)-1)
 		return 0;
 	int rc = ows__nft_render(table, sc->closed_uid, &s->want, err);
@@ -376,7 +381,8 @@ int ows__inspect_nft(const ows__item *it, const scope *sc, seen *s, ows_error *e
 		return rc;
 	char sha[65];
 	ows__sha256_hex(s->want, strlen(s->want), sha);
-	s->recorded_content = jstr(n, "ruleset_sha256") && strcmp(sha, jstr(n, "ruleset_sha256")) == 0;
+	const char *recorded = jstr(n, "ruleset_sha256");
+	s->recorded_content = recorded && strcmp(sha, recorded) == 0;
 	if (!sc->root)
 		return 0;
 	s->listed = true;
@@ -388,7 +394,10 @@ int ows__inspect_nft(const ows__item *it, const scope *sc, seen *s, ows_error *e
 	return 0;
 }
 
-/* The machine's config: exists, have (its text), has_provider and provider; content_ok when it is "account". */
+/*
+ * The machine's config: exists, have (its text), has_provider and provider;
+ * content_ok when the provider is "account".
+ */
 int ows__inspect_config(const ows__item *it, const scope *sc, seen *s, ows_error *err)
 {
 	memset(s, 0, sizeof(*s));
@@ -398,8 +407,8 @@ int ows__inspect_config(const ows__item *it, const scope *sc, seen *s, ows_error
 		return ows__fail(err, OWS_ECONFIG, errno, s->path, NULL,
 				 "cannot read the machine's config");
 	s->exists = s->read = rc == 0;
-	s->has_provider = s->exists &&
-			  ows__ini_get(s->have, "sandbox", "provider", s->provider, sizeof(s->provider));
+	s->has_provider = s->exists && ows__ini_get(s->have, "sandbox", "provider", s->provider,
+						    sizeof(s->provider));
 	s->content_ok = s->has_provider && strcmp(s->provider, "account") == 0;
 	return 0;
 }
@@ -411,18 +420,18 @@ int ows__apply_state_dir(const ows__item *it, mctx *m)
 	const char *dir = m->c->state_dir;
 	json_t *sd = obj(m->rec, "state_dir");
 	json_object_set_new(sd, "path", json_string(dir));
-	scope sc = ows__setup_scope(m);
+	scope sc = setup_scope(m);
 	seen s;
 	ows__inspect_state_dir(it, &sc, &s, m->err);
 	if (!s.exists) {
-		ows__setup_change(m, it->name, "create %s (0755 root:root) for the setup record", dir);
+		change(m, it->name, "create %s (0755 root:root) for the setup record", dir);
 		if (!m->apply)
 			return 0;
 		int rc = mkdir_p(dir, arr(sd, "created_dirs"), m->err);
 		if (rc == 0 && (chown(dir, 0, 0) < 0 || chmod(dir, MODE_STATE) < 0))
 			rc = ows__fail_sys(m->err, dir, NULL, "cannot set the folder's owner and mode");
 		if (rc == 0)
-			rc = ows__setup_save(m);
+			rc = save(m);
 		return rc;
 	}
 	if (!s.kind_ok)
@@ -434,11 +443,11 @@ int ows__apply_state_dir(const ows__item *it, mctx *m)
 					 "make it root-owned and not writable by others, or choose "
 					 "another state_dir",
 					 "the state folder exists and others could change the record");
-		ows__setup_change(m, it->name, "set %s back to 0755 root:root", dir);
+		change(m, it->name, "set %s back to 0755 root:root", dir);
 		if (m->apply && (chown(dir, 0, 0) < 0 || chmod(dir, MODE_STATE) < 0))
 			return ows__fail_sys(m->err, dir, NULL, "cannot set the folder's owner and mode");
 	}
-	return ows__setup_save(m);
+	return save(m);
 }
 
 int ows__apply_account(const ows__item *it, mctx *m)
@@ -446,12 +455,12 @@ int ows__apply_account(const ows__item *it, mctx *m)
 	const char *role = it->key, *name = account_name(it, m->c);
 	json_t *acc = obj(obj(m->rec, "accounts"), role);
 	json_object_set_new(acc, "name", json_string(name));
-	scope sc = ows__setup_scope(m);
+	scope sc = setup_scope(m);
 	seen s;
 	ows__inspect_account(it, &sc, &s, m->err);
 	bool ours = jtrue(acc, "created");
 	if (!s.exists) {
-		ows__setup_change(m, it->name,
+		change(m, it->name,
 		       "%s %s: useradd --system --user-group --no-create-home --home-dir "
 		       "/nonexistent --shell %s %s",
 		       ours ? "re-create (it was deleted)" : "create hidden system account", name,
@@ -475,17 +484,17 @@ int ows__apply_account(const ows__item *it, mctx *m)
 			return ows__fail(m->err, OWS_ESETUP, 0, name,
 					 "choose another name in [account] of the machine's config",
 					 "the account exists and can log in: it cannot be a sandbox account");
-		ows__setup_note(m, "%s account %s exists already (uid %u): it is used and will stay on remove",
+		note(m, "%s account %s exists already (uid %u): it is used and will stay on remove",
 		     role, name, (unsigned)s.uid);
 		json_object_set_new(acc, "created", json_false());
 	} else if (json_object_get(acc, "uid") && !s.recorded) {
-		ows__setup_note(m, "%s account %s has a new uid %u (recorded %lld): the firewall follows it",
+		note(m, "%s account %s has a new uid %u (recorded %lld): the firewall follows it",
 		     role, name, (unsigned)s.uid,
 		     (long long)json_integer_value(json_object_get(acc, "uid")));
 	}
 	if (ours) {
 		if (!s.nologin) {
-			ows__setup_change(m, it->name, "give %s no login shell: usermod --shell %s %s", name,
+			change(m, it->name, "give %s no login shell: usermod --shell %s %s", name,
 			       NOLOGIN, name);
 			const char *argv[] = {USERMOD, "--shell", NOLOGIN, name, NULL};
 			int rc = m->apply ? ows__cmd_run(argv, NULL, NULL, m->err) : 0;
@@ -493,7 +502,7 @@ int ows__apply_account(const ows__item *it, mctx *m)
 				return rc;
 		}
 		if (s.locked == 0) {
-			ows__setup_change(m, it->name, "lock %s: usermod --lock %s", name, name);
+			change(m, it->name, "lock %s: usermod --lock %s", name, name);
 			const char *argv[] = {USERMOD, "--lock", name, NULL};
 			int rc = m->apply ? ows__cmd_run(argv, NULL, NULL, m->err) : 0;
 			if (rc < 0)
@@ -504,7 +513,7 @@ int ows__apply_account(const ows__item *it, mctx *m)
 	json_object_set_new(acc, "gid", json_integer(s.gid));
 	if (strcmp(role, "closed") == 0)
 		m->closed_uid = s.uid;
-	return ows__setup_save(m);
+	return save(m);
 }
 
 int ows__apply_group(const ows__item *it, mctx *m)
@@ -512,12 +521,12 @@ int ows__apply_group(const ows__item *it, mctx *m)
 	const char *name = m->c->group;
 	json_t *g = obj(m->rec, "group");
 	json_object_set_new(g, "name", json_string(name));
-	scope sc = ows__setup_scope(m);
+	scope sc = setup_scope(m);
 	seen s;
 	ows__inspect_group(it, &sc, &s, m->err);
 	if (!s.exists) {
 		bool ours = jtrue(g, "created");
-		ows__setup_change(m, it->name, "%s group %s for people allowed to start sandboxes: groupadd --system %s",
+		change(m, it->name, "%s group %s for people allowed to start sandboxes: groupadd --system %s",
 		       ours ? "re-create (it was deleted)" : "create", name, name);
 		if (m->apply) {
 			const char *argv[] = {GROUPADD, "--system", name, NULL};
@@ -533,7 +542,7 @@ int ows__apply_group(const ows__item *it, mctx *m)
 						 "groupadd succeeded but the group is not there");
 		}
 	} else if (!json_object_get(g, "created")) {
-		ows__setup_note(m, "group %s exists already: it is used and will stay on remove", name);
+		note(m, "group %s exists already: it is used and will stay on remove", name);
 		json_object_set_new(g, "created", json_false());
 	}
 	if (s.exists) {
@@ -541,12 +550,12 @@ int ows__apply_group(const ows__item *it, mctx *m)
 		json_object_set_new(g, "gid", json_integer(s.gid));
 	}
 	arr(g, "members_added");
-	int rc = ows__setup_save(m);
+	int rc = save(m);
 	if (rc < 0)
 		return rc;
 
 	if (!m->person[0]) {
-		ows__setup_note(m, "nobody is added to group %s: run setup with --for-user NAME (or through "
+		note(m, "nobody is added to group %s: run setup with --for-user NAME (or through "
 			"sudo) to allow a person to start sandboxes", name);
 		return 0;
 	}
@@ -555,7 +564,7 @@ int ows__apply_group(const ows__item *it, mctx *m)
 				 "no such user");
 	if (s.member)
 		return 0;
-	ows__setup_change(m, it->name, "add %s to %s (gpasswd -a %s %s); it takes effect at their next login",
+	change(m, it->name, "add %s to %s (gpasswd -a %s %s); it takes effect at their next login",
 	       m->person, name, m->person, name);
 	if (!m->apply)
 		return 0;
@@ -569,14 +578,14 @@ int ows__apply_group(const ows__item *it, mctx *m)
 	json_array_foreach(added, i, v) listed |= strcmp(json_string_value(v), m->person) == 0;
 	if (!listed)
 		json_array_append_new(added, json_string(m->person));
-	return ows__setup_save(m);
+	return save(m);
 }
 
 /* A folder of ours under the state folder, with its owner and mode. */
 int ows__apply_subdir(const ows__item *it, mctx *m)
 {
 	json_t *sd = obj(m->rec, "state_dir");
-	scope sc = ows__setup_scope(m);
+	scope sc = setup_scope(m);
 	seen s;
 	ows__inspect_subdir(it, &sc, &s, m->err);
 	const char *path = s.path;
@@ -587,15 +596,15 @@ int ows__apply_subdir(const ows__item *it, mctx *m)
 		return ows__fail(m->err, OWS_ESETUP, 0, path, "move it away, then run setup again",
 				 "not a folder");
 	if (s.meta_ok)
-		return ows__setup_save(m);
+		return save(m);
 	if (s.exists && !jtrue(d, "created") && m->group_gid != (gid_t)-1)
 		return ows__fail(m->err, OWS_ESETUP, 0, path, "move it away, then run setup again",
 				 "the folder exists and was not made by setup");
 	if (!s.exists)
-		ows__setup_change(m, it->name, "create %s (%04o root:%s): %s", path, it->mode, m->c->group,
+		change(m, it->name, "create %s (%04o root:%s): %s", path, it->mode, m->c->group,
 		       it->why);
 	else
-		ows__setup_change(m, it->name, "set %s back to %04o root:%s", path, it->mode, m->c->group);
+		change(m, it->name, "set %s back to %04o root:%s", path, it->mode, m->c->group);
 	if (!m->apply)
 		return 0;
 	if (!s.exists) {
@@ -605,7 +614,7 @@ int ows__apply_subdir(const ows__item *it, mctx *m)
 	}
 	if (chown(path, 0, m->group_gid) < 0 || chmod(path, it->mode) < 0)
 		return ows__fail_sys(m->err, path, NULL, "cannot set the folder's owner and mode");
-	return ows__setup_save(m);
+	return save(m);
 }
 
 int ows__apply_launcher(const ows__item *it, mctx *m)
@@ -620,14 +629,14 @@ int ows__apply_launcher(const ows__item *it, mctx *m)
 	if (src && (rc = ows__sha256_file(src, src_sha, m->err)) < 0)
 		return rc;
 	const char *want = src ? src_sha : jstr(l, "sha256");
-	scope sc = ows__setup_scope(m);
+	scope sc = setup_scope(m);
 	seen s;
 	ows__inspect_launcher(it, &sc, &s, m->err);
 	if (s.exists && !s.read)
 		return ows__fail(m->err, OWS_ESETUP, 0, dst, "move it away, then run setup again",
 				 "the launcher's path holds something that is not a readable file");
 	if (!want && !s.exists) {
-		ows__setup_change(m, it->name, "install the launcher at %s: no launcher given", dst);
+		change(m, it->name, "install the launcher at %s: no launcher given", dst);
 		return ows__fail(m->err, OWS_ESETUP, 0, dst,
 				 "build owsbx-launch and run setup with --launcher-source PATH",
 				 "there is no launcher to install");
@@ -637,7 +646,7 @@ int ows__apply_launcher(const ows__item *it, mctx *m)
 			return ows__fail(m->err, OWS_ESETUP, 0, dst,
 					 "move it away, or set another launcher path in [account]",
 					 "a different file is already at the launcher's path");
-		ows__setup_note(m, "the launcher at %s is there already and identical: it is used and will "
+		note(m, "the launcher at %s is there already and identical: it is used and will "
 			"stay on remove", dst);
 		json_object_set_new(l, "installed", json_false());
 	}
@@ -645,13 +654,13 @@ int ows__apply_launcher(const ows__item *it, mctx *m)
 	if (content_ok && s.meta_ok) {
 		json_object_set_new(l, "sha256", json_string(s.sha256));
 		json_object_set_new(l, "mode", json_string("4750"));
-		return ows__setup_save(m);
+		return save(m);
 	}
 	if (s.exists && !ours)
 		return ows__fail(m->err, OWS_ESETUP, 0, dst, "fix its owner and mode by hand",
 				 "the launcher that was there before setup has the wrong owner or mode");
 	if (content_ok) {
-		ows__setup_change(m, it->name, "set %s to root:%s mode 4750", dst, m->c->group);
+		change(m, it->name, "set %s to root:%s mode 4750", dst, m->c->group);
 		if (!m->apply)
 			return 0;
 		if (chown(dst, 0, m->group_gid) < 0 || chmod(dst, MODE_LAUNCHER) < 0)
@@ -662,7 +671,7 @@ int ows__apply_launcher(const ows__item *it, mctx *m)
 			return ows__fail(m->err, OWS_ESETUP, 0, dst,
 					 "run setup with --launcher-source PATH to install it again",
 					 "the installed launcher is not the one setup recorded");
-		ows__setup_change(m, it->name, "%s %s as %s (setuid root, group %s, mode 4750)",
+		change(m, it->name, "%s %s as %s (setuid root, group %s, mode 4750)",
 		       s.exists ? "replace" : "install", src, dst, m->c->group);
 		if (!m->apply)
 			return 0;
@@ -682,17 +691,13 @@ int ows__apply_launcher(const ows__item *it, mctx *m)
 	}
 	json_object_set_new(l, "sha256", json_string(dst_sha));
 	json_object_set_new(l, "mode", json_string("4750"));
-	return ows__setup_save(m);
+	return save(m);
 }
 
 int ows__apply_launcher_conf(const ows__item *it, mctx *m)
 {
-	char dir[PATH_MAX];
-	scope sc = ows__setup_scope(m);
-	seen s;
-	memset(&s, 0, sizeof(s));
-	conf_path(s.path, sizeof(s.path), m->c->launcher);
-	const char *path = s.path;
+	char path[PATH_MAX + 8], dir[PATH_MAX];
+	conf_path(path, sizeof(path), m->c->launcher);
 	json_t *lc = obj(m->rec, "launcher_conf");
 	json_object_set_new(lc, "path", json_string(path));
 	if (!ows__launch_path_is_canonical(m->c->state_dir) || strlen(m->c->state_dir) > PATH_MAX - 128)
@@ -706,11 +711,13 @@ int ows__apply_launcher_conf(const ows__item *it, mctx *m)
 				 "set a launcher path in [account] whose folders are all root's "
 				 "(e.g. /usr/local/libexec/owsandbox/owsbx-launch)",
 				 "the launcher refuses to run from a folder others may change");
+	scope sc = setup_scope(m);
+	seen s;
 	int rc = ows__inspect_launcher_conf(it, &sc, &s, m->err);
 	if (rc < 0)
 		goto out;
 	if (!s.want) {
-		ows__setup_change(m, it->name, "write %s (0644 root:root): the accounts' and the "
+		change(m, it->name, "write %s (0644 root:root): the accounts' and the "
 			  "group's ids and the state folder, for the launcher", path);
 		goto out;
 	}
@@ -727,7 +734,7 @@ int ows__apply_launcher_conf(const ows__item *it, mctx *m)
 				       "a different launcher record is already there");
 			goto out;
 		}
-		ows__setup_note(m, "the launcher record %s is there already and identical: it is used and "
+		note(m, "the launcher record %s is there already and identical: it is used and "
 			"will stay on remove", path);
 		json_object_set_new(lc, "created", json_false());
 	}
@@ -738,7 +745,7 @@ int ows__apply_launcher_conf(const ows__item *it, mctx *m)
 				       "wrong owner or mode");
 			goto out;
 		}
-		ows__setup_change(m, it->name, "%s %s (0644 root:root): closed, open and group ids, "
+		change(m, it->name, "%s %s (0644 root:root): closed, open and group ids, "
 			  "state folder %s", s.exists ? (s.content_ok ? "set the owner and mode of"
 							      : "rewrite")
 						    : "write", path, m->c->state_dir);
@@ -755,7 +762,7 @@ int ows__apply_launcher_conf(const ows__item *it, mctx *m)
 	char sha[65];
 	ows__sha256_hex(s.want, strlen(s.want), sha);
 	json_object_set_new(lc, "sha256", json_string(sha));
-	rc = ows__setup_save(m);
+	rc = save(m);
 out:
 	ows__seen_free(&s);
 	return rc;
@@ -767,18 +774,18 @@ int ows__apply_nft(const ows__item *it, mctx *m)
 	json_t *n = obj(m->rec, "nft");
 	json_object_set_new(n, "table", json_string(table));
 	if (m->closed_uid == (uid_t)-1) {
-		ows__setup_change(m, it->name, "load nftables table inet %s: the closed account (uid given at "
+		change(m, it->name, "load nftables table inet %s: the closed account (uid given at "
 			"creation) reaches only 127.0.0.1 tcp %d-%d, everything else refused at once",
 		       table, OWS__PROXY_PORT_FIRST, OWS__PROXY_PORT_LAST);
 		return 0;
 	}
-	scope sc = ows__setup_scope(m);
+	scope sc = setup_scope(m);
 	seen s;
 	int rc = ows__inspect_nft(it, &sc, &s, m->err);
 	if (rc < 0)
 		goto out;
 	if (!s.listed) {
-		ows__setup_change(m, it->name, "load nftables table inet %s if it differs (cannot read the "
+		change(m, it->name, "load nftables table inet %s if it differs (cannot read the "
 			"firewall without root)", table);
 		goto out;
 	}
@@ -791,7 +798,7 @@ int ows__apply_nft(const ows__item *it, mctx *m)
 	char sha[65];
 	ows__sha256_hex(s.want, strlen(s.want), sha);
 	if (!s.content_ok) {
-		ows__setup_change(m, it->name, "%s nftables table inet %s: uid %u (the closed account) reaches "
+		change(m, it->name, "%s nftables table inet %s: uid %u (the closed account) reaches "
 			"only 127.0.0.1 tcp %d-%d and may answer connections made to it; tcp is "
 			"reset, the rest refused (admin-prohibited)",
 		       s.exists ? "replace" : "load", table, (unsigned)m->closed_uid,
@@ -810,7 +817,7 @@ int ows__apply_nft(const ows__item *it, mctx *m)
 	}
 	json_object_set_new(n, "closed_uid", json_integer(m->closed_uid));
 	json_object_set_new(n, "ruleset_sha256", json_string(sha));
-	rc = ows__setup_save(m);
+	rc = save(m);
 out:
 	ows__seen_free(&s);
 	return rc;
@@ -822,13 +829,13 @@ out:
  */
 int ows__apply_config(const ows__item *it, mctx *m)
 {
-	scope sc = ows__setup_scope(m);
+	scope sc = setup_scope(m);
 	seen s;
 	int rc = ows__inspect_config(it, &sc, &s, m->err);
 	if (rc < 0 || s.content_ok)
 		goto out;
 	const char *path = m->config_file;
-	ows__setup_change(m, it->name, "after the proof passes, choose the account provider: "
+	change(m, it->name, "after the proof passes, choose the account provider: "
 			  "[sandbox] provider = account in %s", path);
 	if (!m->apply)
 		goto out;
@@ -852,14 +859,14 @@ int ows__apply_config(const ows__item *it, mctx *m)
 		if ((rc = mkdir_p(dir, arr(cf, "created_dirs"), m->err)) < 0)
 			goto written;
 	}
-	if ((rc = ows__setup_save(m)) < 0 ||
+	if ((rc = save(m)) < 0 ||
 	    (rc = ows__ini_set(s.have, "sandbox", "provider", "account", &next, m->err)) < 0 ||
 	    (rc = ows__write_file(path, next, strlen(next), mode, m->err)) < 0)
 		goto written;
 	char sha[65];
 	ows__sha256_hex(next, strlen(next), sha);
 	json_object_set_new(cf, "written_sha256", json_string(sha));
-	rc = ows__setup_save(m);
+	rc = save(m);
 written:
 	free(next);
 out:
@@ -886,7 +893,7 @@ int ows__undo_config(const ows__item *it, mctx *m)
 	rc = 0;
 	if (exists && written && strcmp(sha, written) == 0) {
 		/* Untouched since setup wrote it: put back exactly what was there. */
-		ows__setup_progress(m, "config: %s %s", json_is_string(prev) ? "restore" : "remove", path);
+		progress(m, "config: %s %s", json_is_string(prev) ? "restore" : "remove", path);
 		if (json_is_string(prev)) {
 			struct stat st;
 			unsigned mode = stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644;
@@ -901,7 +908,7 @@ int ows__undo_config(const ows__item *it, mctx *m)
 		char cur[64] = "";
 		if (ows__ini_get(text, "sandbox", "provider", cur, sizeof(cur)) &&
 		    strcmp(cur, "account") == 0) {
-			ows__setup_progress(m, "config: %s has changed since setup: only the provider line is put "
+			progress(m, "config: %s has changed since setup: only the provider line is put "
 				    "back", path);
 			char *next = NULL;
 			struct stat st;
@@ -917,7 +924,7 @@ int ows__undo_config(const ows__item *it, mctx *m)
 		return rc;
 	rmdir_created(json_object_get(cf, "created_dirs"));
 	json_object_del(m->rec, "config");
-	return ows__setup_save(m);
+	return save(m);
 }
 
 int ows__undo_nft(const ows__item *it, mctx *m)
@@ -930,16 +937,16 @@ int ows__undo_nft(const ows__item *it, mctx *m)
 	if (!ows__name_is_safe(table))
 		return ows__fail(m->err, OWS_ESETUP, 0, table, NULL, "the record names an unsafe table");
 	if (json_is_string(json_object_get(n, "previous"))) {
-		ows__setup_progress(m, "firewall: put back the table inet %s that was there before setup", table);
+		progress(m, "firewall: put back the table inet %s that was there before setup", table);
 		rc = ows__nft_load(table, jstr(n, "previous"), m->err);
 	} else {
-		ows__setup_progress(m, "firewall: delete table inet %s", table);
+		progress(m, "firewall: delete table inet %s", table);
 		rc = ows__nft_delete(table, m->err);
 	}
 	if (rc < 0)
 		return rc;
 	json_object_del(m->rec, "nft");
-	return ows__setup_save(m);
+	return save(m);
 }
 
 int ows__undo_launcher_conf(const ows__item *it, mctx *m)
@@ -947,12 +954,12 @@ int ows__undo_launcher_conf(const ows__item *it, mctx *m)
 	json_t *lc = json_object_get(m->rec, "launcher_conf");
 	const char *path = jstr(lc, "path");
 	if (path && jtrue(lc, "created")) {
-		ows__setup_progress(m, "launcher record: remove %s", path);
+		progress(m, "launcher record: remove %s", path);
 		if (unlink(path) < 0 && errno != ENOENT)
 			return ows__fail_sys(m->err, path, NULL, "cannot remove the launcher's record");
 	}
 	json_object_del(m->rec, "launcher_conf");
-	return ows__setup_save(m);
+	return save(m);
 }
 
 int ows__undo_launcher(const ows__item *it, mctx *m)
@@ -960,13 +967,13 @@ int ows__undo_launcher(const ows__item *it, mctx *m)
 	json_t *l = json_object_get(m->rec, "launcher");
 	const char *path = jstr(l, "path");
 	if (path && jtrue(l, "installed")) {
-		ows__setup_progress(m, "launcher: remove %s", path);
+		progress(m, "launcher: remove %s", path);
 		if (unlink(path) < 0 && errno != ENOENT)
 			return ows__fail_sys(m->err, path, NULL, "cannot remove the launcher");
 	}
 	rmdir_created(json_object_get(l, "created_dirs"));
 	json_object_del(m->rec, "launcher");
-	return ows__setup_save(m);
+	return save(m);
 }
 
 int ows__undo_group(const ows__item *it, mctx *m)
@@ -980,7 +987,7 @@ int ows__undo_group(const ows__item *it, mctx *m)
 	struct group *gr = getgrnam(name);
 	int rc = 0;
 	if (gr && jtrue(g, "created")) {
-		ows__setup_progress(m, "group: delete %s (groupdel %s)", name, name);
+		progress(m, "group: delete %s (groupdel %s)", name, name);
 		const char *argv[] = {GROUPDEL, name, NULL};
 		rc = ows__cmd_run(argv, NULL, NULL, m->err);
 	} else if (gr) {
@@ -991,7 +998,7 @@ int ows__undo_group(const ows__item *it, mctx *m)
 			const char *who = json_string_value(v);
 			if (!who || !ows__name_is_safe(who) || !in_group(who, gr->gr_gid))
 				continue;
-			ows__setup_progress(m, "group: take %s out of %s, which was there before setup", who, name);
+			progress(m, "group: take %s out of %s, which was there before setup", who, name);
 			const char *argv[] = {GPASSWD, "-d", who, name, NULL};
 			if ((rc = ows__cmd_run(argv, NULL, NULL, m->err)) < 0)
 				break;
@@ -1003,7 +1010,7 @@ int ows__undo_group(const ows__item *it, mctx *m)
 	if (rc < 0)
 		return rc;
 	json_object_del(m->rec, "group");
-	return ows__setup_save(m);
+	return save(m);
 }
 
 int ows__undo_account(const ows__item *it, mctx *m)
@@ -1019,11 +1026,11 @@ int ows__undo_account(const ows__item *it, mctx *m)
 	struct passwd *pw = getpwnam(name);
 	if (pw && jtrue(acc, "created")) {
 		if (json_integer_value(json_object_get(acc, "uid")) != (json_int_t)pw->pw_uid) {
-			ows__setup_note(m, "account %s now has uid %u, not the recorded one: left alone", name,
+			note(m, "account %s now has uid %u, not the recorded one: left alone", name,
 			     (unsigned)pw->pw_uid);
-			ows__setup_progress(m, "%s account: %s has another uid than recorded: left alone", role, name);
+			progress(m, "%s account: %s has another uid than recorded: left alone", role, name);
 		} else {
-			ows__setup_progress(m, "%s account: delete %s (userdel %s)", role, name, name);
+			progress(m, "%s account: delete %s (userdel %s)", role, name, name);
 			const char *argv[] = {USERDEL, name, NULL};
 			int rc = ows__cmd_run(argv, NULL, NULL, m->err);
 			if (rc < 0)
@@ -1031,7 +1038,7 @@ int ows__undo_account(const ows__item *it, mctx *m)
 		}
 	}
 	json_object_del(accs, role);
-	return ows__setup_save(m);
+	return save(m);
 }
 
 /* The state folder, with the subfolders of ours and the record in it: the last undo. */
@@ -1044,7 +1051,7 @@ int ows__undo_state_dir(const ows__item *it, mctx *m)
 		const char *path = jstr(d, "path");
 		if (!path || !jtrue(d, "created"))
 			continue;
-		ows__setup_progress(m, "state folder: remove %s", path);
+		progress(m, "state folder: remove %s", path);
 		int dfd = open(m->c->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (dfd >= 0) {
 			ows__rmtree_at(dfd, subs[i]);
@@ -1053,16 +1060,16 @@ int ows__undo_state_dir(const ows__item *it, mctx *m)
 	}
 	char rpath[PATH_MAX];
 	snprintf(rpath, sizeof(rpath), "%s/%s", m->c->state_dir, OWS__RECORD_FILE);
-	ows__setup_progress(m, "state folder: remove %s", rpath);
+	progress(m, "state folder: remove %s", rpath);
 	if (unlink(rpath) < 0 && errno != ENOENT)
 		return ows__fail_sys(m->err, rpath, NULL, "cannot remove the setup record");
 	json_t *created = json_object_get(sd, "created_dirs");
 	if (json_array_size(created))
-		ows__setup_progress(m, "state folder: remove %s",
+		progress(m, "state folder: remove %s",
 			 json_string_value(json_array_get(created, 0)));
 	rmdir_created(created);
 	if (json_array_size(created))
-		ows__setup_note(m, "%s is not empty and was left in place",
+		note(m, "%s is not empty and was left in place",
 		     json_string_value(json_array_get(created, json_array_size(created) - 1)));
 	return 0;
 }
