@@ -61,7 +61,8 @@ typedef struct scope {
 /*
  * What an inspect found of one item, and how it stands against what setup
  * wants.  Plan, status and the per-session check each judge from these
- * alone; which facts an item fills is said at its inspect.
+ * alone; which facts an item fills is said at its inspect.  Free it with
+ * ows__seen_free().
  */
 typedef struct seen {
 	bool exists;          /* there is something at the item's name or path */
@@ -73,14 +74,14 @@ typedef struct seen {
 	bool recorded;        /* the record says setup made or found this one */
 	bool recorded_content; /* its content is the one the record holds the sha256 of */
 	bool nologin;         /* an account: no login shell */
-	int locked;           /* an account: 1 locked, 0 not, -1 cannot tell (not root) */
+	int locked;           /* an account: 1 locked, 0 not, -1 cannot tell or not deep */
 	bool member;          /* the group: the scope's person is in it */
 	bool listed;          /* the firewall: the kernel's table was asked for */
 	bool has_provider;    /* the config: it names a provider (in provider) */
 	uid_t uid;            /* a file's owner, an account's uid */
 	gid_t gid;            /* a file's group, an account's or the group's gid */
 	unsigned mode;        /* a file's mode, 07777 */
-	char path[PATH_MAX + 8];
+	char path[PATH_MAX + 8];  /* what was looked at: a path, the firewall table's name */
 	char shell[256];      /* an account's */
 	char provider[64];    /* the config's [sandbox] provider */
 	char sha256[65];      /* of what is there, when read */
