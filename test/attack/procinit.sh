@@ -18,6 +18,10 @@ def sc(*a):
         raise OSError(ctypes.get_errno(), "syscall")
     return r
 
+def getfd_self():
+    pfd = sc(434, os.getpid(), 0)
+    os.close(sc(438, pfd, 1, 0))             # our own stdout, through our own pidfd
+
 def getfd_any():
     pfd = sc(434, 1, 0)                      # pidfd_open(1): allowed, it is only a handle
     got = []
@@ -55,6 +59,7 @@ steps = {
     "ctl-self-status": lambda: open("/proc/self/status").read(10) and None,
     "ctl-self-fd": lambda: os.listdir("/proc/self/fd") and None,
     "ctl-pidfd-open-1": lambda: os.close(sc(434, 1, 0)),
+    "ctl-getfd-self": getfd_self,
     "init-getfd": getfd_any,
     "init-environ": lambda: open("/proc/1/environ", "rb").read(),
     "init-mem": lambda: open("/proc/1/mem", "rb").read(1),
@@ -114,7 +119,7 @@ for name in sys.argv[2:]:
 
 attack_procinit() {
 	local out step ctls refused
-	ctls="ctl-self-status ctl-self-fd ctl-pidfd-open-1 ctl-vmread-self ctl-write-rw ctl-write-devnull ctl-memfd ctl-getpid"
+	ctls="ctl-self-status ctl-self-fd ctl-pidfd-open-1 ctl-getfd-self ctl-vmread-self ctl-write-rw ctl-write-devnull ctl-memfd ctl-getpid"
 	refused="init-getfd init-environ init-mem init-maps init-fd init-fd0 init-cwd init-root init-exe
 		init-ptrace init-seize init-vmread sys-hostname sys-core-pattern sys-sysrq
 		sys-drop-caches sys-uevent-helper sys-cgroup dev-fuse dev-kvm dev-tun dev-mem dev-kmsg
