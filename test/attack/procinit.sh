@@ -46,6 +46,25 @@ def vm_read(pid):
     one, zero = ctypes.c_ulong(1), ctypes.c_ulong(0)    # full-width: the call reads longs
     return sc(310, ctypes.c_long(pid), ctypes.byref(local), one, ctypes.byref(remote), one, zero)
 
+def cgroup_limits():
+    # The limits of our own cgroup (v1 and v2 paths) stay as the launcher set them.
+    tried = []
+    for line in open("/proc/self/cgroup"):
+        _, ctrl, path = line.rstrip("\n").split(":", 2)
+        base = "/sys/fs/cgroup/" + (ctrl.replace("name=", "") if ctrl else "unified")
+        for f in ("memory.max", "pids.max", "memory.limit_in_bytes", "cpu.max", "cgroup.procs"):
+            p = base + path + "/" + f
+            if os.path.exists(p):
+                tried.append(p)
+                try:
+                    write(p, b"max\n")
+                    return "WROTE " + p
+                except OSError as e:
+                    last = e
+    if not tried:
+        raise OSError(errno.ENOENT, "no limit file")
+    raise last
+
 def write(path, data=b"1\n", flags=0):
     fd = os.open(path, os.O_WRONLY | flags, 0o644)
     try:
@@ -81,6 +100,7 @@ steps = {
     "sys-sysrq": lambda: write("/proc/sysrq-trigger", b"h"),
     "sys-drop-caches": lambda: write("/proc/sys/vm/drop_caches", b"3\n"),
     "sys-uevent-helper": lambda: write("/sys/kernel/uevent_helper", b"/tmp/x\n"),
+    "cgroup-limits": cgroup_limits,
     "sys-cgroup": lambda: os.mkdir("/sys/fs/cgroup/unified/owsbx-attack"),
     "self-oom": lambda: write("/proc/self/oom_score_adj", b"-1000\n"),
     "dev-fuse": lambda: devopen("/dev/fuse"),
@@ -128,7 +148,7 @@ attack_procinit() {
 	ctls="ctl-mkfifo ctl-self-status ctl-self-fd ctl-pidfd-open-1 ctl-getfd-self ctl-vmread-self ctl-write-rw ctl-write-devnull ctl-memfd ctl-getpid"
 	refused="init-getfd init-environ init-mem init-maps init-fd init-fd0 init-cwd init-root init-exe
 		init-ptrace init-seize init-vmread sys-hostname sys-core-pattern sys-sysrq
-		sys-drop-caches sys-uevent-helper sys-cgroup dev-fuse dev-kvm dev-tun dev-mem dev-kmsg
+		sys-drop-caches sys-uevent-helper sys-cgroup cgroup-limits dev-fuse dev-kvm dev-tun dev-mem dev-kmsg
 		dev-console dev-vda mknod-chr mknod-blk mknod-whiteout rename-whiteout unshare-user unshare-mount unshare-net chroot
 		mount-tmpfs umount-usr fsopen open-tree setns bpf userfaultfd fanotify open-by-handle
 		syslog keyctl self-oom"
