@@ -6,6 +6,7 @@ ATTACKS="$ATTACKS hostfd"
 
 attack_hostfd() {
 	local out
+	# shellcheck disable=SC2016 # for the sh that holds the descriptors
 	out=$(runuser -u "$PERSON" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$PHOME" \
 		USER="$PERSON" OWSBX_CONFIG="$CONF" sh -c '"$0" run --provider "$1" --net "$2" \
 		--rw "$3" -- sh -c "ls /proc/self/fd; cat /proc/self/fd/5 /proc/self/fd/6/.ssh/id_ed25519" \

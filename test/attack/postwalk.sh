@@ -37,7 +37,7 @@ attack_postwalk() {
 	like "$out" "planted" "$(tag) control: the agent plants links and FIFOs in a read-write folder"
 	check "$(tag) ... and the session closes (rc $rc)" test $rc = 0
 	check "$(tag) control: the guard moved the new .envrc aside" \
-		test -L "$(ls -d "$RW"/.envrc.owsbx-moved-* 2>/dev/null | head -1)"
+		test -L "$(find "$RW" -maxdepth 1 -name '.envrc.owsbx-moved-*' | head -1)"
 	check "$(tag) ... the link itself, not what it names: the key is where it was" \
 		as_person test -f "$key" -a ! -L "$key"
 	after=$(postwalk_state '%u:%g %a %Z' "$PHOME/.ssh" "$key"; postwalk_state '%u:%g %a' "$RW/person.txt")

@@ -152,6 +152,7 @@ attack_procinit() {
 		dev-console dev-vda mknod-chr mknod-blk mknod-whiteout rename-whiteout unshare-user unshare-mount unshare-net chroot
 		mount-tmpfs umount-usr fsopen open-tree setns bpf userfaultfd fanotify open-by-handle
 		syslog keyctl self-oom"
+	# shellcheck disable=SC2086 # the lists are words
 	out=$(sbx -- /usr/bin/python3 -c "$PROCINIT_PY" "$RW" $ctls $refused 2>&1)
 	for step in $ctls; do
 		check "$(tag) control: $step works inside" grep -qx "$step OK" <<<"$out"
@@ -168,6 +169,7 @@ attack_procinit() {
 	# Signals to init from inside: the kernel drops SIGKILL and SIGSTOP sent to a
 	# namespace's init by its own members, and init ignores the rest; the command goes on
 	# and the session ends as usual, nothing left.
+	# shellcheck disable=SC2016 # for the sh inside
 	out=$(timeout -s KILL 30 runuser -u "$PERSON" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
 		HOME="$PHOME" USER="$PERSON" OWSBX_CONFIG="$CONF" "$BIN/owsbx" run --provider "$P" \
 		--net "$NET" --rw "$RW" -- sh -c 'for s in KILL STOP TERM INT HUP QUIT USR1 SEGV; do
