@@ -200,10 +200,37 @@ static char *join(const char *dir, const char *rel, ows_error *err)
 	return rel[0] == '/' ? ows__strdup(rel, err) : ows__asprintf(err, "%s/%s", dir, rel);
 }
 
+/*
+ * A regular file opened for reading, else -1.  What the guard reads lies in
+ * a read-write folder, where the agent may have left a FIFO (an open that
+ * waits for a writer forever) or a link to /dev/zero (a read that never
+ * ends) under a name the next session's plan reads: neither may stop it.
+ */
+static int open_regular(const char *path, int flags)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* open_regular's descriptor as a stream, or NULL. */
+static FILE *fopen_regular(const char *path)
+{
+	int fd = open_regular(path, 0);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
+	return f;
+}
+
 /* The first line of a small file, trimmed, into buf; false when unreadable. */
 static bool read_line(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open_regular(path, O_NOFOLLOW);
 	if (fd < 0)
 		return false;
 	ssize_t n = read(fd, buf, size - 1);
@@ -281,7 +308,7 @@ static int guard_config(struct plan *pl, const char *path, const char *worktree,
 {
 	if (depth > GUARD_MAX_DEPTH)
 		return 0;
-	FILE *f = fopen(path, "re");
+	FILE *f = fopen_regular(path);
 	if (!f)
 		return 0;
 	char *dir = ows__strdup(path, pl->err);
@@ -431,7 +458,7 @@ static int guard_submodules(struct plan *pl, const char *worktree, int depth)
 		return 0;
 	char path[PATH_MAX + 16];
 	snprintf(path, sizeof(path), "%s/.gitmodules", worktree);
-	FILE *f = fopen(path, "re");
+	FILE *f = fopen_regular(path);
 	if (!f)
 		return 0;
 	char line[4096];

@@ -29,6 +29,10 @@
 
 #include "linux.h"
 
+#ifndef RENAME_WHITEOUT
+#define RENAME_WHITEOUT (1 << 2) /* <linux/fs.h>, which clashes with <sys/mount.h> users */
+#endif
+
 #if defined(__x86_64__)
 #define OWS_AUDIT_ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)
@@ -160,7 +164,7 @@ int ows__seccomp_build(ows__seccomp *f, ows_net net, ows_error *err)
 	 */
 	static const long mode_in_arg1[] = {
 #ifdef SYS_chmod
-		SYS_chmod, SYS_creat, SYS_mknod, SYS_mkdir,
+		SYS_chmod, SYS_creat, SYS_mkdir,
 #endif
 		SYS_fchmod,
 	};
@@ -168,9 +172,21 @@ int ows__seccomp_build(ows__seccomp *f, ows_net net, ows_error *err)
 #ifdef SYS_open
 		SYS_open,
 #endif
-		SYS_fchmodat, __NR_fchmodat2, SYS_mknodat, SYS_mkdirat,
+		SYS_fchmodat, __NR_fchmodat2, SYS_mkdirat,
 	};
 	static const long mode_in_arg3[] = {SYS_openat};
+	/*
+	 * mknod also makes no device: the kernel lets anyone make a whiteout (a
+	 * character device 0:0) since Linux 5.8, which would stay in a session folder
+	 * as a device node for the tools that walk it later (an overlay hides files
+	 * under it).  S_IFCHR's bit is in S_IFBLK too; FIFOs, sockets and regular
+	 * files go on.  RENAME_WHITEOUT makes the same node.
+	 */
+#ifdef SYS_mknod
+	static const long mknod_in_arg1[] = {SYS_mknod};
+#endif
+	static const long mknod_in_arg2[] = {SYS_mknodat};
+	static const long rename_flags_in_arg4[] = {SYS_renameat2};
 	static const unsigned int families_none[] = {AF_UNIX};
 	static const unsigned int families_open[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 	static const unsigned int tty_ioctls[] = {TIOCSTI, TIOCLINUX};
@@ -196,6 +212,14 @@ int ows__seccomp_build(ows__seccomp *f, ows_net net, ows_error *err)
 		    RET_ERRNO(EPERM));
 	refuse_bits(&b, mode_in_arg1, OWS__ARRAY_LEN(mode_in_arg1), 1, S_ISUID | S_ISGID,
 		    RET_ERRNO(EPERM));
+#ifdef SYS_mknod
+	refuse_bits(&b, mknod_in_arg1, OWS__ARRAY_LEN(mknod_in_arg1), 1, S_ISUID | S_ISGID | S_IFCHR,
+		    RET_ERRNO(EPERM));
+#endif
+	refuse_bits(&b, mknod_in_arg2, OWS__ARRAY_LEN(mknod_in_arg2), 2, S_ISUID | S_ISGID | S_IFCHR,
+		    RET_ERRNO(EPERM));
+	refuse_bits(&b, rename_flags_in_arg4, OWS__ARRAY_LEN(rename_flags_in_arg4), 4,
+		    RENAME_WHITEOUT, RET_ERRNO(EPERM));
 	/* openat2's mode sits in a struct the filter cannot read; libc and programs fall
 	 * back to openat() on ENOSYS. */
 	refuse(&b, SYS_openat2, RET_ERRNO(ENOSYS));

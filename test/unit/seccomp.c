@@ -10,7 +10,9 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -207,6 +209,32 @@ static int mknodat_sgid(void)
 {
 	return rc(syscall(SYS_mknodat, AT_FDCWD, gone("node"), S_IFREG | 02755, 0));
 }
+static int mknod_whiteout(void) { return rc(syscall(SYS_mknod, gone("node"), S_IFCHR | 0600, 0)); }
+static int mknodat_whiteout(void)
+{
+	return rc(syscall(SYS_mknodat, AT_FDCWD, gone("node"), S_IFCHR | 0600, 0));
+}
+static int mknodat_block(void)
+{
+	return rc(syscall(SYS_mknodat, AT_FDCWD, gone("node"), S_IFBLK | 0600, makedev(7, 0)));
+}
+static int mknod_fifo(void) { return rc(syscall(SYS_mknod, gone("node"), S_IFIFO | 0644, 0)); }
+static int rename_with(unsigned int flags)
+{
+	char from[sizeof(scratch) + 8], to[sizeof(scratch) + 8];
+	snprintf(from, sizeof(from), "%s/from", scratch);
+	snprintf(to, sizeof(to), "%s/to", scratch);
+	unlink(to);
+	int fd = open(from, O_CREAT | O_WRONLY, 0644);
+	if (fd >= 0)
+		close(fd);
+	int r = rc(syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, flags));
+	unlink(from);
+	unlink(to);
+	return r;
+}
+static int rename_whiteout(void) { return rename_with(1u << 2); /* RENAME_WHITEOUT */ }
+static int rename_noreplace(void) { return rename_with(1u << 0); /* RENAME_NOREPLACE */ }
 static int mkdir_sgid(void) { return rc(syscall(SYS_mkdir, gone("dir"), 02755)); }
 static int mkdir_plain(void) { return rc(syscall(SYS_mkdir, gone("dir"), 0755)); }
 static int mkdirat_sgid(void) { return rc(syscall(SYS_mkdirat, AT_FDCWD, gone("dir"), 02755)); }
@@ -264,6 +292,12 @@ int main(void)
 		{mknod_suid, EPERM, "mknod(S_IFREG | 04755) refused"},
 		{mknod_plain, 0, "mknod(S_IFREG | 0644) works"},
 		{mknodat_sgid, EPERM, "mknodat(S_IFREG | 02755) refused"},
+		{mknod_whiteout, EPERM, "mknod of a whiteout (S_IFCHR 0:0) refused"},
+		{mknodat_whiteout, EPERM, "mknodat of a whiteout refused"},
+		{mknodat_block, EPERM, "mknodat of a block device refused"},
+		{mknod_fifo, 0, "mknod of a FIFO works"},
+		{rename_whiteout, EPERM, "renameat2(RENAME_WHITEOUT) refused"},
+		{rename_noreplace, 0, "renameat2(RENAME_NOREPLACE) works"},
 		{mkdir_sgid, EPERM, "mkdir(02755) refused"},
 		{mkdir_plain, 0, "mkdir(0755) works"},
 		{mkdirat_sgid, EPERM, "mkdirat(02755) refused"},
@@ -274,6 +308,7 @@ int main(void)
 	/* Unfiltered, the same calls set the bits: the refusals above are the filter's. */
 	is_int(fchmod_suid(), 0, "without the filter, fchmod to 04755 works");
 	is_int(openat_sgid(), 0, "without the filter, openat(O_CREAT, 02755) works");
+	is_int(mknod_whiteout(), 0, "without the filter, mknod of a whiteout works");
 	is_int(ows__rmtree_at(AT_FDCWD, scratch), 0, "the scratch folder removed");
 	return done_testing();
 }
