@@ -65,6 +65,7 @@
 #include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -658,26 +659,53 @@ static int init_start(void *unused)
 	ows__init_main(&plan);
 }
 
+/* The names in the folder open at `dirfd`, read in full before any is entered, so that
+ * a deep tree costs one descriptor a level.  NULL-terminated; caller frees. */
+static char **list_names(int dirfd)
+{
+	DIR *d = ows__opendir_at(dirfd);
+	size_t n = 0, cap = 0;
+	char **v = NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (n + 2 > cap) {
+			cap = cap ? cap * 2 : 16;
+			char **nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		if (!(v[n] = strdup(e->d_name)))
+			break;
+		v[++n] = NULL;
+	}
+	if (d)
+		closedir(d);
+	return v;
+}
+
+#define HAND_BACK_DEPTH 4000
+
 /*
  * What the account made in a read-write folder becomes the caller's once the
  * session has ended: the person owns their project again (they may change
- * and remove it, and their own revoke can take every ACL entry of ours off
- * it), and the account keeps nothing there of its own.  Run after init and
- * every process of the session are gone.  Never follows a link or leaves the
- * folder's file system; a file with more than one link is left alone, since
- * its other name may lie in someone else's folder.  Folders nested deeper
- * than the limit stay the account's.
+ * and remove it, and their own revoke, which walks it next, takes every ACL
+ * entry of ours off it), and the account keeps nothing there of its own.
+ * Run after init and every process of the session are gone.  Never follows a
+ * link or leaves the folder's file system.  A file with several links is
+ * handed back too: its other names are in this folder as well, since the
+ * sandbox's folders are mounts of their own and a link never crosses one.  A
+ * folder the account closed to its owner is opened to the person again
+ * (u+rx), or their revoke could not walk below it.  Folders deeper than
+ * HAND_BACK_DEPTH stay the account's.
  */
 static void hand_back(int dirfd, dev_t dev, uid_t account, int depth)
 {
-	DIR *d = ows__opendir_at(dirfd);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		int fd = openat(dirfd, e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	char **names = list_names(dirfd);
+	for (size_t i = 0; names && names[i]; i++) {
+		int fd = openat(dirfd, names[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		struct stat st;
 		if (fd < 0)
 			continue;
@@ -685,10 +713,15 @@ static void hand_back(int dirfd, dev_t dev, uid_t account, int depth)
 			close(fd);
 			continue;
 		}
-		if (st.st_uid == account && (S_ISDIR(st.st_mode) || st.st_nlink == 1))
-			(void)!fchownat(fd, "", caller, caller_gid, AT_EMPTY_PATH); /* what stays is the account's, as before */
-		if (S_ISDIR(st.st_mode) && depth < 128) {
-			int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* What cannot be handed back stays the account's, as before. */
+		if (st.st_uid == account && fchownat(fd, "", caller, caller_gid, AT_EMPTY_PATH) == 0 &&
+		    S_ISDIR(st.st_mode) && (st.st_mode & 0500) != 0500) {
+			char proc[40];
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+			(void)!chmod(proc, (st.st_mode & 07777) | 0500);
+		}
+		if (S_ISDIR(st.st_mode) && depth < HAND_BACK_DEPTH) {
+			int sub = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			struct stat again;
 			if (sub >= 0 && fstat(sub, &again) == 0 && again.st_ino == st.st_ino &&
 			    again.st_dev == dev)
@@ -698,7 +731,9 @@ static void hand_back(int dirfd, dev_t dev, uid_t account, int depth)
 		}
 		close(fd);
 	}
-	closedir(d);
+	for (size_t i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
 }
 
 /* What the process outside keeps: enough to remove an account-owned tree and hand
@@ -773,6 +808,9 @@ static __attribute__((noreturn)) void session(void)
 	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	/* One descriptor a level of the deepest tree hand_back may walk. */
+	struct rlimit nofile = {HAND_BACK_DEPTH + 64, HAND_BACK_DEPTH + 64};
+	(void)setrlimit(RLIMIT_NOFILE, &nofile);
 	for (int i = 0; i < rq.nfolders; i++) {
 		if (rq.folders[i].rw && caller != 0)
 			hand_back(rq.folders[i].fd, rq.folders[i].st.st_dev, uid, 0);

@@ -1,10 +1,6 @@
-# FINDING (account provider; every network mode): a folder the agent closes (chmod 000)
-# keeps the account's ACL entries on everything below it after close.  The launcher's
-# hand_back (CAP_DAC_READ_SEARCH) makes it all the person's, but the person's revoke
-# walk (lib/linux/acl_walk.c, without DAC override) cannot list a 000 folder, so
-# lo/z/y and lo/z/y/f keep user:ACCOUNT:rwx and default:user:ACCOUNT:rwx.  README:
-# "after close, what the account made in a read-write folder ... carries no entry of
-# ours".  Not run by attacks.sh: copy it into test/attack/ to see it fail.
+# A folder the agent closes (chmod 000) keeps nothing of ours below it after close: the
+# launcher's hand_back opens it to the person again (u+rx), so the person's revoke walks
+# it and takes the account's entries off lo/z/y and lo/z/y/f.
 ATTACKS="$ATTACKS closedacl"
 
 attack_closedacl() {

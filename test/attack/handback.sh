@@ -1,10 +1,6 @@
-# FINDING (account provider; every network mode): what the account made in a read-write
-# folder does not always become the person's again at close.  cli/launcher.c hand_back()
-# leaves a regular file with more than one link, and folders nested deeper than 128
-# levels, owned by the account; the agent makes both with `ln` and `mkdir -p`.
-# README: "after close, what the account made in a read-write folder is the person's
-# again and carries no entry of ours".  Not run by attacks.sh: source it as a fragment
-# (copy it into test/attack/) to see it fail.
+# What the account made in a read-write folder is the person's again at close, all of it:
+# a file with a second hard link and a folder nested 140 deep too, and none of it names
+# the account (cli/launch/launcher.c hand_back, then the person's revoke).
 ATTACKS="$ATTACKS handback"
 
 attack_handback() {
