@@ -39,6 +39,13 @@ OWS__HIDDEN bool ows__plat_is_sep(char c);
 OWS__HIDDEN bool ows__plat_is_root(const char *path);
 /* Canonical absolute path (links resolved); caller frees.  NULL with errno set. */
 OWS__HIDDEN char *ows__plat_realpath(const char *path);
+/*
+ * The first symbolic link on the way to `path` that someone other than the
+ * system made (not root's), copied into buf; NULL when there is none.  Such a
+ * link may be one an agent planted in an earlier session: a folder named
+ * through it is not granted.
+ */
+OWS__HIDDEN const char *ows__plat_untrusted_link(const char *path, char *buf, size_t len);
 /* True when `path` is an existing folder. */
 OWS__HIDDEN bool ows__plat_is_dir(const char *path);
 /* The calling account's home, canonical; caller frees; NULL when it has none. */

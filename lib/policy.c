@@ -108,6 +108,17 @@ int ows_policy_add_folder(ows_policy *p, const char *path, ows_access access, ow
 	if (!ows__plat_path_is_absolute(path))
 		return ows__fail(err, OWS_EINVAL, 0, path, "give the folder as an absolute path",
 				 "session folder is not an absolute path");
+	char link[4096];
+	if (ows__plat_untrusted_link(path, link, sizeof(link))) {
+		char *target = ows__plat_realpath(path);
+		int rc = ows__fail(err, OWS_EINVAL, 0, path,
+				   "name the folder by its own path, after checking it is the one "
+				   "you mean",
+				   "the folder is reached through a symbolic link (%s -> %s), which "
+				   "an agent may have left", link, target ? target : "?");
+		free(target);
+		return rc;
+	}
 	char *real = ows__plat_realpath(path);
 	if (!real) {
 		int e = errno;

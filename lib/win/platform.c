@@ -125,6 +125,14 @@ bool ows__plat_is_root(const char *p)
 	return p[0] && p[1] == ':' && ows__plat_is_sep(p[2]) && p[3] == '\0';
 }
 
+const char *ows__plat_untrusted_link(const char *path, char *buf, size_t len)
+{
+	(void)path;
+	(void)buf;
+	(void)len;
+	return NULL; /* NTFS links need an administrator or developer mode to make */
+}
+
 char *ows__plat_realpath(const char *path)
 {
 	wchar_t *w = ows__wide(path);

@@ -1,10 +1,7 @@
-# FINDING (both providers; every network mode): a session folder given through a link
-# the agent planted in an earlier session is granted at the link's target.  Session 1
-# (--rw RW) makes RW/lp a link to ~/.ssh; session 2, `--rw RW/lp`, gets ~/.ssh
-# read-write at its real path: the key is read, a file written there (under account
-# the account is granted ACL entries on ~/.ssh for the session).  ows_policy_add_folder
-# (lib/policy.c) takes realpath() of the argument.  Not run by attacks.sh: copy it into
-# test/attack/ to see it fail.
+# A session folder named through a link the agent planted in an earlier session is
+# refused: session 1 (--rw RW) makes RW/lp a link to ~/.ssh; session 2, `--rw RW/lp`,
+# must not get ~/.ssh (ows_policy_add_folder refuses a folder reached through a link
+# that is not root's, naming the real path).
 ATTACKS="$ATTACKS linkpath"
 
 linkpath_run() { # FOLDER CMD: a session with FOLDER read-write, as the person
