@@ -542,6 +542,29 @@ int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ow
 	return rc < 0 ? rc : 0;
 }
 
+int ows__guard_push(ows__guard_list *g, const char *path, bool is_file, bool pin, ows_error *err)
+{
+	ows__guard_entry *n = realloc(g->v, (g->len + 1) * sizeof(*n));
+	if (!n)
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	g->v = n;
+	if (!(n[g->len].path = ows__strdup(path, err)))
+		return OWS_ENOMEM;
+	n[g->len].is_file = is_file;
+	n[g->len].pin = pin;
+	g->len++;
+	return 0;
+}
+
+void ows__guard_free(ows__guard_list *g)
+{
+	for (size_t i = 0; i < g->len; i++)
+		free(g->v[i].path);
+	free(g->v);
+	g->v = NULL;
+	g->len = 0;
+}
+
 int ows__guard_add(ows__guard_list *g, const char *folder, const ows_config *cfg,
 		   ows__guard_watch **watchp, ows_error *err)
 {

@@ -52,24 +52,25 @@ static int write_file(const char *path, const char *data)
 	return w == (ssize_t)n ? 0 : -1;
 }
 
+/* "INSIDE OUTSIDE 1" into /proc/self/<file>: one id of ours, nothing else. */
+static void write_map(const struct ows__plan *p, const char *file, long inside, long outside)
+{
+	char path[32] = "/proc/self/", line[64] = "";
+	ows__buf_add(path, sizeof(path), file);
+	ows__buf_add_num(line, sizeof(line), inside);
+	ows__buf_add(line, sizeof(line), " ");
+	ows__buf_add_num(line, sizeof(line), outside);
+	ows__buf_add(line, sizeof(line), " 1\n");
+	if (write_file(path, line) != 0)
+		ows__init_die(p, "write", path);
+}
+
 static void map_ids(const struct ows__plan *p)
 {
-	char line[64] = "";
-	ows__buf_add_num(line, sizeof(line), p->uid);
-	ows__buf_add(line, sizeof(line), " ");
-	ows__buf_add_num(line, sizeof(line), p->outer_uid);
-	ows__buf_add(line, sizeof(line), " 1\n");
-	if (write_file("/proc/self/uid_map", line) != 0)
-		ows__init_die(p, "write uid_map", NULL);
+	write_map(p, "uid_map", p->uid, p->outer_uid);
 	if (write_file("/proc/self/setgroups", "deny") != 0)
 		ows__init_die(p, "write setgroups", NULL);
-	line[0] = '\0';
-	ows__buf_add_num(line, sizeof(line), p->gid);
-	ows__buf_add(line, sizeof(line), " ");
-	ows__buf_add_num(line, sizeof(line), p->outer_gid);
-	ows__buf_add(line, sizeof(line), " 1\n");
-	if (write_file("/proc/self/gid_map", line) != 0)
-		ows__init_die(p, "write gid_map", NULL);
+	write_map(p, "gid_map", p->gid, p->outer_gid);
 }
 
 static int new_fs(const char *type, const char *const *opts, unsigned attrs)
