@@ -78,7 +78,7 @@ kernel_fetch() {
 	[ -n "$pkg" ] || die "no package matches $pattern: run apt-get update"
 	kdir=$cache/$pkg
 	if [ ! -e "$kdir/.done" ]; then
-		rm -rf "$kdir" "$kdir.tmp"
+		rm -rf "$kdir" "$kdir.tmp"  # one download at a time: the matrix runs kernels in turn
 		mkdir -p "$kdir.tmp"
 		(cd "$kdir.tmp" && apt-get download "$pkg" >/dev/null 2>&1) ||
 			(cd "$kdir.tmp" && apt-get download "$pkg") || die "cannot download $pkg"
@@ -154,8 +154,8 @@ mount --move /dev /newroot/dev
 exec switch_root /newroot /bin/bash /run/owsvm/stage2
 EOF
 	chmod 755 "$tmp/init"
-	(cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd.tmp"
-	mv "$initrd.tmp" "$initrd"
+	(cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd.$$"
+	mv "$initrd.$$" "$initrd"
 	rm -rf "$tmp"
 }
 
