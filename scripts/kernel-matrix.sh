@@ -1,0 +1,89 @@
+#!/bin/bash
+# scripts/kernel-matrix.sh [--full] [CONFIG...]: the wall on the kernels people run.
+#
+# Boots each configuration in a throwaway VM (scripts/kernel-vm.sh), measures what each
+# provider and network mode gets there (test/kernel/measure.sh: enforced, partial and why,
+# refused and why) and runs tests there as root: a subset that fits CI by default, the whole
+# Linux suite with --full (`make check-kernels`). Prints the measured table (also written to
+# build/kernel-matrix/matrix.md, with each run's log beside it) and exits non-zero when a
+# test failed or a VM did not run. Build first (`make all shared` and the unit tests).
+#
+# Configurations (default: all four):
+#   6.1          Debian 12's stock kernel: Landlock ABI 2, cgroup v2
+#   6.1-nouserns the same with user.max_user_namespaces=0 (Docker's seccomp, hardened distributions)
+#   6.12         the 6.12 kernel Debian 12 also ships: Landlock ABI 6, cgroup v2
+#   6.12-nosuid  the same with /tmp mounted nosuid, as Debian 13 does
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here" || exit 2
+
+full=0
+[ "${1:-}" = --full ] && { full=1; shift; }
+configs=("$@")
+[ ${#configs[@]} -gt 0 ] || configs=(6.1 6.1-nouserns 6.12 6.12-nosuid)
+
+# The subset: the proof, the network and socket promises, the kernel's doors, the limits and
+# the account provider's setup, and the shared attack suite for both providers.
+SUBSET="test/sh/verify.sh test/sh/net.sh test/sh/unix.sh test/sh/kernel.sh test/sh/degraded.sh
+test/sh/account_wall.sh test/sh/machine_setup.sh test/sh/attacks.sh"
+
+out=$here/build/kernel-matrix
+mkdir -p "$out"
+failed=0
+
+vm_args() {
+	case $1 in
+	6.1) echo "--kernel 6.1" ;;
+	6.1-nouserns) echo "--kernel 6.1 --sysctl user.max_user_namespaces=0" ;;
+	6.12) echo "--kernel 6.12" ;;
+	6.12-nosuid) echo "--kernel 6.12 --nosuid-tmp" ;;
+	*) return 1 ;;
+	esac
+}
+
+for config in "${configs[@]}"; do
+	args=$(vm_args "$config") || { echo "kernel-matrix: unknown configuration $config" >&2; exit 2; }
+	tests=$SUBSET
+	[ $full = 1 ] && tests=""
+	echo "== $config ($args)"
+	start=$(date +%s)
+	# shellcheck disable=SC2086 # $args and $tests are word lists
+	scripts/kernel-vm.sh $args --quiet -- bash -c \
+		"test/kernel/measure.sh; SH_TIMEOUT=1200 UNIT_TIMEOUT=300 test/run.sh $tests" \
+		>"$out/$config.log" 2>&1 </dev/null
+	rc=$?
+	end=$(date +%s)
+	grep -E '^(MATRIX|[0-9]+ passed)' "$out/$config.log" | sed 's/^/  /'
+	grep -E '^[a-z_0-9.]+ +(FAILED|failed)|^not ok' "$out/$config.log" | head -20 | sed 's/^/  /'
+	echo "  ($config: exit $rc, $((end - start)) s; log: $out/$config.log)"
+	[ $rc -eq 0 ] || failed=1
+done
+
+# The table: one row per configuration and provider, one column per mode.
+{
+	echo "| kernel | provider | none | allowlist | open | limits |"
+	echo "|---|---|---|---|---|---|"
+	for config in "${configs[@]}"; do
+		[ -e "$out/$config.log" ] || continue
+		python3 - "$config" "$out/$config.log" <<'PY'
+import sys
+config, log = sys.argv[1], sys.argv[2]
+cells, kernel = {}, ""
+for line in open(log, errors="replace"):
+    line = line.rstrip("\n")
+    if line.startswith("MATRIX-KERNEL|"):
+        k = line.split("|")
+        kernel = f"{config}: {k[1]}, {k[2]}, {k[3]}"
+    elif line.startswith("MATRIX|"):
+        _, prov, mode, status, why = (line.split("|", 4) + [""])[:5]
+        cells[(prov, mode)] = status if not why else f"{status} ({why})"
+for prov in ("landlock", "account"):
+    row = [cells.get((prov, m), "not measured").replace("|", "/")
+           for m in ("none", "allowlist", "open", "limits")]
+    print(f"| {kernel or config} | {prov} | " + " | ".join(row) + " |")
+PY
+	done
+} >"$out/matrix.md"
+echo
+cat "$out/matrix.md"
+exit $failed
