@@ -4,6 +4,7 @@
 #   make deps         install the Debian packages the build and tests need (root)
 #   make check        run every test (root: the tests create throwaway users), then
 #                     the Windows stage (mingw-w64 and Wine, from make deps)
+#   make check-kernels  the Linux tests on other kernels, each in a VM (scripts/kernel-matrix.sh)
 #   make bench        run the benchmarks, side by side with bwrap and friends
 #   make install      PREFIX=/usr/local DESTDIR= : library, header, CLI, pkg-config
 #   make windows      cross-build for Windows with mingw-w64 into build/win (see docs/windows.md)
@@ -39,7 +40,7 @@ UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
 EXAMPLE_BINS = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 
-.PHONY: all deps check bench install uninstall clean shared fuzz
+.PHONY: all deps check check-kernels bench install uninstall clean shared fuzz
 all: libowsandbox.a owsbx owsbx-launch
 
 # For hosts that load the library at run time (Python's ctypes): the same
@@ -87,6 +88,12 @@ deps:
 check: all shared $(UNIT_BINS) $(EXAMPLE_BINS) build/fuzz/proxy_fuzz
 	test/run.sh
 	scripts/test-windows.sh
+
+# The whole Linux suite on each kernel of the matrix (Debian 12's 6.1, with user namespaces
+# off, 6.12, 6.12 with /tmp nosuid), each in a throwaway VM: about 20-30 minutes a kernel
+# under TCG.  CI (.ci/run) runs a subset of each after `make check`.
+check-kernels: all shared $(UNIT_BINS) $(EXAMPLE_BINS) build/fuzz/proxy_fuzz
+	scripts/kernel-matrix.sh --full
 
 # The proxy's request parser and pattern matcher under libFuzzer (clang), or
 # under a plain random-mutation driver where libFuzzer is missing.  `make

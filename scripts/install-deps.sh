@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages owsandbox needs to build, test and benchmark.
-# Run as root on Debian 12 or later.
+# Run as root on Debian 12 or later.  qemu, busybox-static, kmod and cpio boot the other
+# kernels of the matrix (scripts/kernel-vm.sh).
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root: sudo $0" >&2
@@ -15,4 +16,5 @@ apt-get install -y -q --no-install-recommends \
 	openssh-client openssh-server git curl python3 python3-pip ca-certificates \
 	netcat-openbsd clang libclang-rt-14-dev \
 	bubblewrap firejail hyperfine tinyproxy \
-	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev
+	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev \
+	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file
