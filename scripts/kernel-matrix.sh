@@ -48,7 +48,7 @@ for config in "${configs[@]}"; do
 	echo "== $config ($args)"
 	start=$(date +%s)
 	# shellcheck disable=SC2086 # $args and $tests are word lists
-	scripts/kernel-vm.sh $args --quiet -- bash -c \
+	scripts/kernel-vm.sh $args -- bash -c \
 		"test/kernel/measure.sh; SH_TIMEOUT=1200 UNIT_TIMEOUT=300 test/run.sh $tests" \
 		>"$out/$config.log" 2>&1 </dev/null
 	rc=$?
