@@ -14,5 +14,5 @@ apt-get install -y -q --no-install-recommends \
 	acl libacl1-dev nftables iproute2 passwd util-linux procps \
 	openssh-client openssh-server git curl python3 python3-pip ca-certificates \
 	netcat-openbsd clang libclang-rt-14-dev \
-	bubblewrap firejail hyperfine tinyproxy \
+	bubblewrap firejail hyperfine tinyproxy apparmor \
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev

@@ -258,8 +258,8 @@ static void explain_clone(const ows__userns_facts *f, char *why, size_t wl, char
 	else if (f->err == EPERM && profile[0]) {
 		snprintf(why, wl, "this program's AppArmor profile %s does not allow user "
 				  "namespaces: clone: %s", profile, e);
-		snprintf(fix, fl, "add `userns,` to the profile %s and load it again "
-				  "(sudo apparmor_parser -r ITS_FILE), or use %s", profile, ACCOUNT);
+		snprintf(fix, fl, "add `userns,` to the profile %s (its file in /etc/apparmor.d) and "
+				  "load it again with sudo apparmor_parser -r, or use %s", profile, ACCOUNT);
 	} else if (f->err == EUSERS)
 		snprintf(why, wl, "user namespaces are nested too deep here: clone: %s", e);
 	else if (f->err == EINVAL)
@@ -281,8 +281,8 @@ void ows__userns_explain(const ows__userns_facts *f, char *why, size_t wl, char 
 	if (profile[0]) {
 		snprintf(why, wl, "this program's AppArmor profile %s gives it user namespaces "
 				  "without capabilities: %s: %s", profile, step, e);
-		snprintf(fix, fl, "add `userns,` to the profile %s and load it again "
-				  "(sudo apparmor_parser -r ITS_FILE), or use %s", profile, ACCOUNT);
+		snprintf(fix, fl, "add `userns,` to the profile %s (its file in /etc/apparmor.d) and "
+				  "load it again with sudo apparmor_parser -r, or use %s", profile, ACCOUNT);
 	} else if (f->apparmor_restrict == 1) {
 		snprintf(why, wl, "Ubuntu's AppArmor restriction of unprivileged user namespaces "
 				  "(kernel.apparmor_restrict_unprivileged_userns) gives this program "
@@ -323,15 +323,22 @@ int ows__userns_step_of(const char *stage)
 
 /* --------------------------------------------------------- the profile */
 
-/* Characters an AppArmor path takes unquoted and unescaped: no glob, space or quote. */
+/* An absolute path AppArmor takes as it is: no glob, space or quote, and no
+ * ".", ".." or empty part, which it would not match against the file exec'd. */
 static bool apparmor_path_is_plain(const char *p)
 {
-	if (p[0] != '/' || strstr(p, "//") || strstr(p, "/./") || strstr(p, "/../"))
+	if (p[0] != '/')
 		return false;
-	for (; *p; p++)
-		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
-		    !(*p >= '0' && *p <= '9') && !strchr("/._+-@~", *p))
+	while (*p == '/') {
+		size_t n = strcspn(++p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
 			return false;
+		for (size_t i = 0; i < n; i++)
+			if (!(p[i] >= 'a' && p[i] <= 'z') && !(p[i] >= 'A' && p[i] <= 'Z') &&
+			    !(p[i] >= '0' && p[i] <= '9') && !strchr("._+-@~", p[i]))
+				return false;
+		p += n;
+	}
 	return true;
 }
 
@@ -356,14 +363,14 @@ int ows__apparmor_name(const char *exe, char *buf, size_t len)
 }
 
 static const char PROFILE[] =
-	"# AppArmor profile written by owsbx %s (`owsbx apparmor-profile %s`).\n"
+	"# AppArmor profile written by `owsbx apparmor-profile %s%s%s%s`.\n"
 	"#\n"
 	"# Ubuntu (kernel.apparmor_restrict_unprivileged_userns = 1) gives programs it does\n"
 	"# not know user namespaces without capabilities, and the sandbox builds its root,\n"
 	"# network and PID namespaces in one.  This profile lets the one program below\n"
 	"# create user namespaces and confines nothing else, as Ubuntu's own profiles for\n"
-	"# programs that sandbox themselves do.  Commands the sandbox runs cannot make\n"
-	"# namespaces of their own: its seccomp filter refuses them.\n"
+	"# programs that sandbox themselves do.  Commands it runs in a sandbox inherit the\n"
+	"# profile; the sandbox's seccomp filter refuses them namespaces of their own.\n"
 	"#\n"
 	"# Install: save as /etc/apparmor.d/%s; load: sudo apparmor_parser -r /etc/apparmor.d/%s\n"
 	"%s"
@@ -393,8 +400,10 @@ int ows_apparmor_profile(const char *exe, const char *name, char **out, ows_erro
 	if (odd)
 		return ows__fail(err, OWS_EINVAL, 0, odd,
 				 "write the profile by hand, quoting and escaping the path",
-				 "a path with characters other than letters, digits and /._+-@~");
+				 "not a plain path (letters, digits and /._+-@~; no '.', '..' or "
+				 "empty part)");
 	char derived[OWS__APPARMOR_NAME_MAX + 1];
+	const char *given = name;
 	if (!name) {
 		if (ows__apparmor_name(path, derived, sizeof(derived)) != 0)
 			return ows__fail(err, OWS_EINVAL, 0, path, "give a profile name",
@@ -409,7 +418,7 @@ int ows_apparmor_profile(const char *exe, const char *name, char **out, ows_erro
 	if (strcmp(path, exe) != 0 &&
 	    !(resolved = ows__asprintf(err, "# %s is a link: the profile names the file it leads to.\n", exe)))
 		return OWS_ENOMEM;
-	*out = ows__asprintf(err, PROFILE, OWS_VERSION, exe, name, name, resolved ? resolved : "",
+	*out = ows__asprintf(err, PROFILE, given ? "--name " : "", given ? given : "", given ? " " : "", exe, name, name, resolved ? resolved : "",
 			     name, path, name);
 	free(resolved);
 	return *out ? 0 : OWS_ENOMEM;
