@@ -30,6 +30,7 @@ fi
 [ "$(id -u)" -eq 0 ] || { echo "apparmor4: fetching needs root (apt-get)" >&2; exit 1; }
 
 # The archive this machine's bookworm packages come from, asked for its next release.
+# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
 uri=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
 	awk '$2 ~ /^[a-z]+$/ { print $1; exit }')
 [ -n "$uri" ] || { echo "apparmor4: no Debian archive in apt's sources" >&2; exit 1; }
@@ -52,10 +53,10 @@ for deb in "$work"/*.deb; do
 	dpkg-deb -x "$deb" "$work/root"
 done
 lib=$work/root/usr/lib/x86_64-linux-gnu
-[ -x "$work/root/usr/sbin/apparmor_parser" ] && [ -e "$lib/ld-linux-x86-64.so.2" ] || {
+if [ ! -x "$work/root/usr/sbin/apparmor_parser" ] || [ ! -e "$lib/ld-linux-x86-64.so.2" ]; then
 	echo "apparmor4: the packages hold no parser or loader" >&2
 	exit 1
-}
+fi
 rm -rf "$work/lists" "$work/archives" "$work"/*.deb
 mv "$work" "$cache"
 root=$cache/root

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016 # single-quoted programs run in a shell of their own
 # make install into a DESTDIR: the library, the header, owsbx and a pkg-config
 # file that a host can build against; the example host built that way runs a
 # command behind the wall.  Everything lands under a temporary DESTDIR.
