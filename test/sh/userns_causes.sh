@@ -180,8 +180,10 @@ if [ "$knob" = 0 ]; then
 	like "$native" "only root may create user namespaces here \\(Debian's kernel.unprivileged_userns_clone is 0\\)" \
 		"unprivileged_userns_clone 0: the row names Debian's knob"
 	never_off "Debian's knob" "$native"
+	sbx run -- /bin/true
+	session_says "Debian's knob" "kernel.unprivileged_userns_clone is 0"
 else
-	skip "kernel.unprivileged_userns_clone is $knob here (the VM run sets it to 0)" 2
+	skip "kernel.unprivileged_userns_clone is $knob here (the VM run sets it to 0)" 3
 fi
 
 # Ubuntu's AppArmor restriction, where the kernel has it: the row names it and the profile
