@@ -6,7 +6,8 @@
 #                     the Windows stage (mingw-w64 and Wine, from make deps)
 #   make check-kernels  the Linux tests on other kernels, each in a VM (scripts/kernel-matrix.sh)
 #   make bench        run the benchmarks, side by side with bwrap and friends
-#   make install      PREFIX=/usr/local DESTDIR= : library, header, CLI, pkg-config
+#   make install      PREFIX=/usr/local DESTDIR= : library, header, CLI, pkg-config, and
+#                     where AppArmor 4 is, a profile granting owsbx user namespaces
 #   make windows      cross-build for Windows with mingw-w64 into build/win (see docs/windows.md)
 
 PREFIX  ?= /usr/local
@@ -15,6 +16,11 @@ INCDIR  ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
 PCDIR   ?= $(LIBDIR)/pkgconfig
 DESTDIR ?=
+# Ubuntu's AppArmor withholds user namespaces from programs no profile names (scripts/apparmor.sh).
+APPARMOR_DIR ?= /etc/apparmor.d
+APPARMOR_NAME ?= owsbx
+APPARMOR_PARSER ?= apparmor_parser
+APPARMOR = DESTDIR='$(DESTDIR)' APPARMOR_PARSER='$(APPARMOR_PARSER)' scripts/apparmor.sh
 
 CC      ?= cc
 AR      ?= ar
@@ -134,8 +140,10 @@ install: all
 	# Not setuid here: `owsbx machine sandbox setup` installs it root:group 4750.
 	install -d $(DESTDIR)$(PREFIX)/libexec/owsandbox
 	install -m 0755 owsbx-launch $(DESTDIR)$(PREFIX)/libexec/owsandbox/
+	$(APPARMOR) install ./owsbx $(BINDIR)/owsbx $(APPARMOR_DIR)/$(APPARMOR_NAME)
 
 uninstall:
+	$(APPARMOR) uninstall ./owsbx $(BINDIR)/owsbx $(APPARMOR_DIR)/$(APPARMOR_NAME)
 	rm -f $(DESTDIR)$(LIBDIR)/libowsandbox.a $(DESTDIR)$(INCDIR)/owsandbox.h \
 	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc \
 	      $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch

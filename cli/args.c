@@ -19,6 +19,8 @@ void owsbx_usage(FILE *out)
 	      "       owsbx machine sandbox cleanup\n"
 	      "       owsbx proxy [--port N] [--allow-site HOST[:PORT]]... [--allow-sites-file FILE]...\n"
 	      "       owsbx connect HOST PORT [--proxy 127.0.0.1:PORT]   (ssh's ProxyCommand)\n"
+	      "       owsbx apparmor-profile [--name NAME] PROGRAM   an AppArmor profile granting\n"
+	      "                 PROGRAM user namespaces (Ubuntu 24.04 withholds them otherwise)\n"
 	      "       owsbx version\n"
 	      "\n"
 	      "run exits with the command's status; 70 when the wall could not be set up,\n"
@@ -169,6 +171,27 @@ static int parse_proxy(int argc, char **argv, owsbx_args *a, ows_error *err)
 	return 0;
 }
 
+/* apparmor-profile [--name NAME] PROGRAM */
+static int parse_apparmor(int argc, char **argv, owsbx_args *a, ows_error *err)
+{
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--name") == 0) {
+			if (i + 1 >= argc)
+				return usage_error(err, argv[i], "option needs a value");
+			a->profile_name = argv[++i];
+		} else if (argv[i][0] == '-') {
+			return usage_error(err, argv[i], "unknown option");
+		} else if (a->program) {
+			return usage_error(err, argv[i], "unexpected argument");
+		} else {
+			a->program = argv[i];
+		}
+	}
+	if (!a->program)
+		return usage_error(err, NULL, "usage: owsbx apparmor-profile [--name NAME] PROGRAM");
+	return 0;
+}
+
 int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 {
 	static const char *const policy_opts[] = {"--rw", "--ro", "--net", "--provider", "--env",
@@ -195,6 +218,8 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 		a->cmd = OWSBX_CMD_PROXY;
 	else if (strcmp(cmd, "connect") == 0)
 		a->cmd = OWSBX_CMD_CONNECT;
+	else if (strcmp(cmd, "apparmor-profile") == 0)
+		a->cmd = OWSBX_CMD_APPARMOR;
 	else if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
 		a->cmd = OWSBX_CMD_HELP;
 	else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
@@ -232,6 +257,8 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 
 	if (a->cmd == OWSBX_CMD_PROXY || a->cmd == OWSBX_CMD_CONNECT)
 		return parse_proxy(argc, argv, a, err);
+	if (a->cmd == OWSBX_CMD_APPARMOR)
+		return parse_apparmor(argc, argv, a, err);
 
 	pending *pend = calloc((size_t)argc, sizeof(*pend));
 	if (!pend)

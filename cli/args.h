@@ -23,6 +23,7 @@ typedef enum owsbx_cmd {
 	OWSBX_CMD_MACHINE,
 	OWSBX_CMD_PROXY,
 	OWSBX_CMD_CONNECT,
+	OWSBX_CMD_APPARMOR,
 	OWSBX_CMD_HELP,
 	OWSBX_CMD_VERSION,
 } owsbx_cmd;
@@ -52,6 +53,9 @@ typedef struct owsbx_args {
 	const char *connect_host;
 	int connect_port;
 	const char *proxy_addr;   /* --proxy HOST:PORT, else $OWSBX_PROXY, else $HTTPS_PROXY */
+	/* apparmor-profile: */
+	const char *program;      /* the program the profile names */
+	const char *profile_name; /* --name, else derived */
 } owsbx_args;
 
 /*

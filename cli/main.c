@@ -439,6 +439,21 @@ static int cmd_connect(const owsbx_args *a)
 	return 0;
 }
 
+/* The profile on stdout, for `| sudo tee /etc/apparmor.d/NAME`. */
+static int cmd_apparmor(const owsbx_args *a)
+{
+	ows_error err;
+	ows_error_clear(&err);
+	char *profile = NULL;
+	if (ows_apparmor_profile(a->program, a->profile_name, &profile, &err) < 0) {
+		print_error(&err);
+		return OWSBX_EXIT_USAGE;
+	}
+	fputs(profile, stdout);
+	ows_free(profile);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	owsbx_args a;
@@ -457,6 +472,11 @@ int main(int argc, char **argv)
 	if (a.cmd == OWSBX_CMD_VERSION) {
 		printf("owsbx %s\n", ows_version());
 		return 0;
+	}
+	if (a.cmd == OWSBX_CMD_APPARMOR) {
+		rc = cmd_apparmor(&a);
+		owsbx_args_free(&a);
+		return rc;
 	}
 	if (a.cmd == OWSBX_CMD_PROXY || a.cmd == OWSBX_CMD_CONNECT) {
 		rc = a.cmd == OWSBX_CMD_PROXY ? cmd_proxy(&a) : cmd_connect(&a);

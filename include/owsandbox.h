@@ -311,6 +311,18 @@ OWS_API int ows_verify(const ows_policy *policy, const ows_config *config,
  */
 OWS_API int ows_report_json(const ows_config *config, char **out, ows_error *err);
 
+/*
+ * Linux: an AppArmor profile that lets the program `exe` create user
+ * namespaces and confines nothing else, for machines where AppArmor gives
+ * programs namespaces without capabilities (Ubuntu 24.04's
+ * kernel.apparmor_restrict_unprivileged_userns).  `exe` is absolute; when
+ * it exists, links are resolved (AppArmor names the file exec'd).  A host
+ * that links the library names itself (/proc/self/exe).  `name` NULL:
+ * "owsbx", or "owsbx-" and the file's name; it is also the file to save
+ * it as under /etc/apparmor.d.  Caller frees *out.  OWS_ENOSYS elsewhere.
+ */
+OWS_API int ows_apparmor_profile(const char *exe, const char *name, char **out, ows_error *err);
+
 /* ----------------------------------------------------------------- machine */
 
 /* Progress while setup or remove runs: one human-readable step at a time. */

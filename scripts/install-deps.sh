@@ -12,7 +12,7 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends \
 	build-essential pkg-config \
 	libmbedtls-dev libjansson-dev libinih-dev \
-	acl libacl1-dev nftables iproute2 passwd util-linux procps \
+	acl libacl1-dev nftables iproute2 passwd util-linux procps apparmor \
 	openssh-client openssh-server git curl python3 python3-pip ca-certificates \
 	netcat-openbsd clang libclang-rt-14-dev \
 	bubblewrap firejail hyperfine tinyproxy \

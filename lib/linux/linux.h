@@ -114,6 +114,48 @@ OWS__HIDDEN int ows__mask_group_only(const char *dir, size_t max, ows__strv *out
 /* Checks shared by the report: can this process create user namespaces? */
 OWS__HIDDEN bool ows__userns_works(char *why, size_t why_len);
 
+/* userns.c: the step of making the sandbox's namespaces that failed. */
+enum {
+	OWS__USERNS_OK = 0,
+	OWS__USERNS_CLONE,     /* clone() with CLONE_NEWUSER and the rest */
+	OWS__USERNS_UID_MAP,   /* writing /proc/self/uid_map */
+	OWS__USERNS_SETGROUPS, /* writing "deny" to /proc/self/setgroups */
+	OWS__USERNS_GID_MAP,
+	OWS__USERNS_MOUNT,     /* a tmpfs in the new mount namespace */
+	OWS__USERNS_LOOPBACK,  /* lo up in the new network namespace */
+	OWS__USERNS_SILENT,    /* the probe's child ended before it said */
+};
+/*
+ * Does in a throwaway child what the sandbox's init does first: clone with
+ * `flags`, then (CLONE_NEWUSER) map our ids, mount a tmpfs and bring
+ * loopback up.  Returns OWS__USERNS_OK or the step that failed, its errno
+ * in *sys_errno.
+ */
+OWS__HIDDEN int ows__userns_probe(int flags, int *sys_errno);
+
+/* What a refusal is explained from, read from /proc by ows__userns_facts_read. */
+typedef struct ows__userns_facts {
+	int step, err;                  /* OWS__USERNS_*, errno */
+	long max_user_namespaces;       /* -1: unknown */
+	long unprivileged_userns_clone; /* Debian's knob; -1: absent */
+	long apparmor_restrict;         /* Ubuntu's kernel.apparmor_restrict_unprivileged_userns */
+	int seccomp;                    /* Seccomp: of /proc/self/status; 2 is a filter */
+	char label[96];                 /* this process's AppArmor label; "" without AppArmor */
+	char exe[256];                  /* this program, the one a profile must name */
+} ows__userns_facts;
+
+OWS__HIDDEN void ows__userns_facts_read(ows__userns_facts *f, int step, int sys_errno);
+/* The cause into why, the one command that fixes it into fix; never "turn it off". */
+OWS__HIDDEN void ows__userns_explain(const ows__userns_facts *f, char *why, size_t why_len,
+				     char *fix, size_t fix_len);
+/* Records OWS_EUNSUPPORTED with the cause and the fix, for a step that failed. */
+OWS__HIDDEN int ows__userns_fail(ows_error *err, int step, int sys_errno);
+/* The step of an init failure's stage text ("write /proc/self/uid_map"), or OWS__USERNS_OK. */
+OWS__HIDDEN int ows__userns_step_of(const char *stage);
+/* The AppArmor profile name for a program: "owsbx", or "owsbx-" and its file name. */
+#define OWS__APPARMOR_NAME_MAX 64
+OWS__HIDDEN int ows__apparmor_name(const char *exe, char *buf, size_t len);
+
 
 /* ------------------------------------------------- machine setup (account) */
 

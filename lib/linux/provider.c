@@ -31,22 +31,26 @@ const ows__provider *ows__provider_find(const char *name)
 	return NULL;
 }
 
-/* Tries the namespaces the landlock provider creates, in a throwaway child. */
+/*
+ * Tries the namespaces the landlock provider creates, in a throwaway child,
+ * and what its init does first in them: a namespace without capabilities
+ * (Ubuntu's AppArmor restriction) does not count.
+ */
 bool ows__userns_works(char *why, size_t why_len)
 {
 	int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET;
 	if (geteuid() != 0)
 		flags |= CLONE_NEWUSER;
-	long pid = syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
-	if (pid == 0)
-		_exit(0);
-	if (pid < 0) {
-		snprintf(why, why_len, "cannot create namespaces: %s", strerror(errno));
+	int sys_errno;
+	int step = ows__userns_probe(flags, &sys_errno);
+	if (step != OWS__USERNS_OK) {
+		ows__userns_facts f;
+		char fix[256], cause[384];
+		ows__userns_facts_read(&f, step, sys_errno);
+		ows__userns_explain(&f, cause, sizeof(cause), fix, sizeof(fix));
+		snprintf(why, why_len, "%s; to fix: %s", cause, fix);
 		return false;
 	}
-	int st;
-	while (waitpid((pid_t)pid, &st, 0) < 0 && errno == EINTR)
-		;
 	snprintf(why, why_len, "%s, PID, mount, IPC, UTS and network namespaces",
 		 flags & CLONE_NEWUSER ? "unprivileged user" : "root-created");
 	return true;
@@ -69,7 +73,7 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	char why[256];
 	int abi = ows__landlock_abi();
 	bool seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
-	char nswhy[160];
+	char nswhy[768];
 	bool ns = ows__userns_works(nswhy, sizeof(nswhy));
 
 	snprintf(why, sizeof(why), abi ? "Landlock ABI %d" : "Landlock is not enabled in this kernel", abi);

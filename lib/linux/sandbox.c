@@ -307,12 +307,7 @@ static int clone_init(struct ows__plan *p, struct landlock_impl *li, ows_error *
 	if (pid < 0) {
 		errno = saved;
 		if (saved == EPERM || saved == ENOSPC || saved == EINVAL || saved == EUSERS)
-			return ows__fail(err, OWS_EUNSUPPORTED, saved, "clone",
-					 "allow unprivileged user namespaces (sysctl "
-					 "user.max_user_namespaces, kernel.unprivileged_userns_clone, "
-					 "or an AppArmor userns rule), or set up the account provider",
-					 "this machine does not let an unprivileged process create the "
-					 "sandbox's namespaces: %s", strerror(saved));
+			return ows__userns_fail(err, OWS__USERNS_CLONE, saved);
 		return ows__fail_sys(err, "clone", NULL, "cannot start the sandbox");
 	}
 	li->ctl.pid = (pid_t)pid;
@@ -411,6 +406,12 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		goto fail;
 	rc = ows__ctl_receive_proof(s, &li->ctl, "landlock", err);
 	probes_close(&pb);
+	/* A namespace without capabilities (Ubuntu's AppArmor restriction): say why, and the fix. */
+	if (rc == OWS_EUNSUPPORTED && err && ows__userns_step_of(err->where) != OWS__USERNS_OK) {
+		int step = ows__userns_step_of(err->where), e = err->sys_errno;
+		ows_error_clear(err);
+		rc = ows__userns_fail(err, step, e);
+	}
 	if (rc == 0)
 		rc = ows__ctl_adopt_listener(s, &li->ctl, err);
 	if (rc < 0)

@@ -153,3 +153,11 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	json_decref(root);
 	return *out ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
 }
+
+/* AppArmor is a Linux module: nothing to grant here. */
+int ows_apparmor_profile(const char *exe, const char *name, char **out, ows_error *err)
+{
+	if (out)
+		*out = NULL;
+	return ows__fail(err, OWS_ENOSYS, 0, NULL, NULL, "AppArmor profiles are for Linux");
+}

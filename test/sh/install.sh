@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016 # single-quoted programs run in a shell of their own
 # make install into a DESTDIR: the library, the header, owsbx and a pkg-config
 # file that a host can build against; the example host built that way runs a
 # command behind the wall.  Everything lands under a temporary DESTDIR.
@@ -29,4 +30,74 @@ ok "the command wrote into its read-write folder" test -f "$work/out"
 
 make -s -C "$OWSTEST_ROOT" uninstall PREFIX=$prefix DESTDIR="$dest"
 not_ok "uninstall removes owsbx" test -e "$dest$prefix/bin/owsbx"
+
+# The AppArmor profile (scripts/apparmor.sh): Ubuntu 24.04 gives programs no profile names user
+# namespaces without capabilities. AppArmor before 4 has neither the `userns,` rule nor that
+# restriction: its parser cannot read the profile, so none is installed there.
+export PATH=$PATH:/usr/sbin:/sbin
+profile=$dest/etc/apparmor.d/owstest-owsbx
+aa=(APPARMOR_NAME=owstest-owsbx)
+sys_parser=$(command -v apparmor_parser || true)
+sys_major=$([ -n "$sys_parser" ] && "$sys_parser" --version | sed -n '1s/.*version \([0-9]*\).*/\1/p')
+if [ -n "$sys_parser" ] && [ "${sys_major:-0}" -lt 4 ]; then
+	out=$(make -s -C "$OWSTEST_ROOT" install PREFIX=$prefix DESTDIR="$dest" "${aa[@]}" 2>&1)
+	like "$out" "predates the userns rule" "AppArmor $sys_major: make install says why it installs no profile"
+	not_ok "and installs none" test -e "$profile"
+	make -s -C "$OWSTEST_ROOT" uninstall PREFIX=$prefix DESTDIR="$dest" "${aa[@]}"
+elif [ -z "$sys_parser" ] && [ ! -e /sys/kernel/security/apparmor ]; then
+	make -s -C "$OWSTEST_ROOT" install PREFIX=$prefix DESTDIR="$dest" "${aa[@]}" >/dev/null 2>&1
+	not_ok "no AppArmor here: make install installs no profile" test -e "$profile"
+	make -s -C "$OWSTEST_ROOT" uninstall PREFIX=$prefix DESTDIR="$dest" "${aa[@]}"
+else
+	skip "the system's apparmor_parser is AppArmor ${sys_major:-?}: tested below" 2
+fi
+
+# With AppArmor 4's parser (the system's, or Debian 13's unpacked: test/helpers/apparmor4.sh).
+if ! parser=$("$OWSTEST_DIR/helpers/apparmor4.sh" 2>"$dest/aa4.err"); then
+	skip "no AppArmor 4 parser: $(tail -1 "$dest/aa4.err")" 9
+else
+	aa+=(APPARMOR_PARSER="$parser")
+	ok "AppArmor 4: make install succeeds" make -s -C "$OWSTEST_ROOT" install PREFIX=$prefix DESTDIR="$dest" "${aa[@]}"
+	ok "and installs the profile under DESTDIR" test -f "$profile"
+	is "$(stat -c %a "$profile" 2>/dev/null)" 644 "readable by all, written by root"
+	like "$(cat "$profile")" "profile owstest-owsbx $prefix/bin/owsbx flags=\(unconfined\) \{" \
+		"it names the installed owsbx, not the DESTDIR copy"
+	ok "the installed profile parses (apparmor_parser -Q -K)" "$parser" -Q -K "$profile"
+	sed 's/^  userns,$/  userns bogus,/' "$profile" >"$dest/broken"
+	not_ok "control: with a broken rule it does not" "$parser" -Q -K "$dest/broken"
+	# owsbx apparmor-profile writes what make install installs: one template.
+	"$OWSTEST_ROOT/owsbx" apparmor-profile --name owstest-owsbx "$prefix/bin/owsbx" >"$dest/rendered"
+	ok "it is what owsbx apparmor-profile writes" cmp -s "$dest/rendered" "$profile"
+	make -s -C "$OWSTEST_ROOT" uninstall PREFIX=$prefix DESTDIR="$dest" "${aa[@]}"
+	not_ok "uninstall removes the profile" test -e "$profile"
+	"$OWSTEST_ROOT/owsbx" apparmor-profile /opt/owstest/bin/owsbx >"$dest/golden"
+	ok "the profile is the golden one (test/golden/apparmor_owsbx.profile)" \
+		cmp -s "$dest/golden" "$OWSTEST_ROOT/test/golden/apparmor_owsbx.profile"
+fi
+
+# Loaded into the running kernel, when it has AppArmor on: make install with no DESTDIR loads
+# the profile, the installed owsbx runs under it, uninstall unloads it. Everything under a
+# temporary prefix and profile folder, with a profile name of its own.
+if [ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" != Y ] ||
+	[ ! -e /sys/kernel/security/apparmor/profiles ]; then
+	skip "AppArmor is not on in this kernel ($(cat /sys/kernel/security/lsm 2>/dev/null || echo no securityfs)): profile loading not tested" 6
+elif [ -z "${parser:-}" ]; then
+	skip "AppArmor is on, but there is no AppArmor 4 parser" 6
+else
+	live=$(mktemp -d /tmp/owstest-aalive.XXXXXX)
+	chmod 755 "$live"
+	name=owstest-owsbx-$(rand_hex 4)
+	trap 'echo -n "$name" >/sys/kernel/security/apparmor/.remove 2>/dev/null; rm -rf "$dest" "$live"' EXIT
+	live_aa=(PREFIX="$live" APPARMOR_DIR="$live/apparmor.d" APPARMOR_NAME="$name" APPARMOR_PARSER="$parser")
+	out=$(make -s -C "$OWSTEST_ROOT" install "${live_aa[@]}" 2>&1)
+	like "$out" "loaded profile $name" "make install loads the profile"
+	like "$(cat /sys/kernel/security/apparmor/profiles)" "(^|$'\n')$name \(unconfined\)" "the kernel lists it"
+	label=$("$live/bin/owsbx" run --provider direct -- /bin/sh -c 'cat /proc/$PPID/attr/current' 2>&1)
+	is "$label" "$name (unconfined)" "the installed owsbx runs under it"
+	label=$(cp "$live/bin/owsbx" "$live/other" && "$live/other" run --provider direct -- /bin/sh -c 'cat /proc/$PPID/attr/current' 2>&1)
+	is "$label" "unconfined" "control: a copy elsewhere does not"
+	make -s -C "$OWSTEST_ROOT" uninstall "${live_aa[@]}"
+	unlike "$(cat /sys/kernel/security/apparmor/profiles)" "(^|$'\n')$name " "make uninstall unloads it"
+	not_ok "and removes its file" test -e "$live/apparmor.d/$name"
+fi
 done_testing

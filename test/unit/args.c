@@ -209,6 +209,27 @@ int main(void)
 		unsetenv("OWSBX_PROXY");
 		unsetenv("HTTPS_PROXY");
 
+		rc = PARSE(&a, &err, "apparmor-profile", "/usr/bin/python3.12");
+		ok(rc == 0 && a.cmd == OWSBX_CMD_APPARMOR && !a.profile_name && !a.policy,
+		   "apparmor-profile PROGRAM parses");
+		is_str(a.program, "/usr/bin/python3.12", "the program");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "apparmor-profile", "--name", "owsbx-ci", "/opt/ci/harness");
+		ok(rc == 0 && a.program && strcmp(a.profile_name, "owsbx-ci") == 0, "with --name");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "apparmor-profile");
+		is_usage(rc, &err, "usage: owsbx apparmor-profile", NULL, "apparmor-profile without a program");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "apparmor-profile", "/a", "/b");
+		is_usage(rc, &err, "unexpected argument", "/b", "apparmor-profile with two programs");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "apparmor-profile", "--load", "/a");
+		is_usage(rc, &err, "unknown option", "--load", "apparmor-profile with an unknown option");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "apparmor-profile", "/a", "--name");
+		is_usage(rc, &err, "option needs a value", "--name", "apparmor-profile --name without one");
+		owsbx_args_free(&a);
+
 		char *versions[] = {"version", "--version"};
 		for (size_t i = 0; i < 2; i++) {
 			rc = PARSE(&a, &err, versions[i]);
