@@ -176,7 +176,7 @@ trap 'exit 130' INT TERM
 # system a systemd machine has, then the command.
 {
 	echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=dumb'
-	echo 'mount -t devpts -o newinstance,ptmxmode=0666,gid=5,mode=620 devpts /dev/pts 2>/dev/null; ln -sf pts/ptmx /dev/ptmx 2>/dev/null'
+	echo 'mkdir -p /dev/pts; mount -t devpts -o newinstance,ptmxmode=0666,gid=5,mode=620 devpts /dev/pts 2>/dev/null; ln -sf pts/ptmx /dev/ptmx 2>/dev/null'
 	echo 'ln -sf /proc/self/fd /dev/fd; ln -sf /proc/self/fd/0 /dev/stdin; ln -sf /proc/self/fd/1 /dev/stdout; ln -sf /proc/self/fd/2 /dev/stderr'
 	echo 'mkdir -p /dev/shm && mount -t tmpfs -o mode=1777,nosuid,nodev shm /dev/shm'
 	echo 'mount -t tmpfs -o mode=0755,nosuid,nodev run /run/lock 2>/dev/null; mkdir -p /run/user'
