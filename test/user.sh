@@ -24,13 +24,15 @@
 # the binary in a world-readable temp folder.
 #
 # The machine is left as found: the agent and every process of the person are killed,
-# `userdel -r` removes the account and home, and /etc/{passwd,group,shadow,gshadow,subuid,
-# subgid}- (which useradd/userdel rewrite) are restored byte for byte from a snapshot taken
-# before useradd, as are the mtimes of the primary files, /etc and /home. An exclusive lock
+# `userdel -r` removes the account and home, and the /etc backups useradd/userdel rewrite
+# (test/etc_backups.sh) are restored byte for byte from a snapshot taken before useradd,
+# removed when they did not exist before; so are the mtimes of the primary files, /etc
+# and /home. An exclusive lock
 # on /etc (flock) is held from the snapshot to the restore so that two test runs cannot
 # interleave their snapshots.
 
 OWSTEST_ETC_FILES="passwd group shadow gshadow subuid subgid"
+. "$(dirname "${BASH_SOURCE[0]}")/etc_backups.sh"
 TU_FIXTURE_PIDS=""
 TU_ROOT_PIDS=""
 TU_CLEANED=0
@@ -49,36 +51,26 @@ owstest_remove_at_exit() { TU_EXTRA_PATHS+=("$@"); }
 TU_RMDIRS=()
 owstest_rmdir_at_exit() { TU_RMDIRS+=("$@"); }
 
-# _owstest_snapshot DIR: copy the account files and their backups, and the mtimes.
+# _owstest_snapshot DIR: the backups useradd and userdel rewrite (test/etc_backups.sh), and
+# the mtimes of the account files, /etc and /home.
 _owstest_snapshot() {
-	local d=$1 f b
-	mkdir -p "$d"
+	local d=$1 f
+	owstest_etc_snapshot "$d" || return 1
 	for f in $OWSTEST_ETC_FILES; do
-		for b in "$f" "$f-"; do
-			if [ -e "/etc/$b" ]; then
-				cp -a "/etc/$b" "$d/$b"
-			else
-				: >"$d/$b.absent"
-			fi
-		done
+		[ -e "/etc/$f" ] && cp -a "/etc/$f" "$d/$f"
 	done
 	stat -c '%Y' /etc >"$d/etc.mtime"
 	stat -c '%Y' /home >"$d/home.mtime"
 }
 
-# _owstest_restore DIR: put back the backups exactly; the primary files only get their
-# mtime back, and only when their content is what it was (someone else may have changed
-# them meanwhile: then they are left alone).
+# _owstest_restore DIR: put back the backups exactly, removing those that did not exist;
+# the primary files only get their mtime back, and only when their content is what it
+# was (someone else may have changed them meanwhile: then they are left alone).
 _owstest_restore() {
-	local d=$1 f b
+	local d=$1 f
 	[ -d "$d" ] || return 0
+	owstest_etc_restore "$d"
 	for f in $OWSTEST_ETC_FILES; do
-		b="/etc/$f-"
-		if [ -e "$d/$f-" ]; then
-			cp -a "$d/$f-" "$b.owstest" && mv -f "$b.owstest" "$b"
-		elif [ -e "$d/$f-.absent" ]; then
-			rm -f "$b"
-		fi
 		if [ -e "$d/$f" ] && cmp -s "$d/$f" "/etc/$f"; then
 			touch -m -r "$d/$f" "/etc/$f"
 		fi
