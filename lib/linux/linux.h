@@ -91,6 +91,22 @@ OWS__HIDDEN DIR *ows__opendir_at(int dirfd);
 OWS__HIDDEN int ows__rmtree_at(int dirfd, const char *name);
 
 /*
+ * Creates `name` in the folder open at `dirfd`, mode 0600, holding `head`, with
+ * an exclusive flock taken before the name exists, so no one who opens it by
+ * that name ever finds it unlocked.  Returns the descriptor (O_RDWR), or -1
+ * with errno: EEXIST when `name` is taken.  An unnamed O_TMPFILE file is linked
+ * into place; where the file system or kernel has no O_TMPFILE (overlayfs
+ * before Linux 6.6, FUSE, NFS: EOPNOTSUPP, EISDIR, EINVAL), a named temporary
+ * file beside it, .NAME.XXXXXX, is linked instead and removed at once.  No
+ * allocation (the launcher uses it too).
+ */
+OWS__HIDDEN int ows__create_locked_at(int dirfd, const char *name, const char *head);
+/* Is `name` such a temporary name?  One left by a process killed half-way may be removed. */
+OWS__HIDDEN bool ows__is_create_temp(const char *name);
+/* For the tests: when set, the named temporary file is used as if O_TMPFILE were missing. */
+OWS__HIDDEN extern bool ows__tmpfile_off;
+
+/*
  * Masks for the sandbox's view (mask.c): paths under `dir` to
  * cover inside, appended to `out`; at most `max` of them, else OWS_EINVAL.
  * Walked by descriptor, never following a link.
