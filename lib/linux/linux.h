@@ -53,6 +53,15 @@ struct ows_ll_path_beneath_attr {
 
 /* The Landlock ABI this kernel offers: 0 when Landlock is off or absent. */
 OWS__HIDDEN int ows__landlock_abi(void);
+/*
+ * When the ABI is 0: why this kernel gives no Landlock, and the one thing to do
+ * (EOPNOTSUPP: built in but left out of lsm= at boot; ENOSYS: not built in;
+ * anything else: a seccomp filter above refuses it).  Reads no more than
+ * /sys/kernel/security/lsm; no allocation.
+ */
+OWS__HIDDEN void ows__landlock_missing(char *why, size_t why_len, char *fix, size_t fix_len);
+/* The refusal of a session for that reason: OWS_EUNSUPPORTED, with the fix. */
+OWS__HIDDEN int ows__landlock_unavailable(ows_error *err);
 /* Every filesystem right the ABI knows. */
 OWS__HIDDEN uint64_t ows__landlock_fs_all(int abi);
 /* Size of struct ows_ll_ruleset_attr the ABI accepts. */
