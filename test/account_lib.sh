@@ -17,11 +17,14 @@
 #   owsbx ARGS...      `owsbx` as the person
 #   machine ARGS...    `owsbx machine sandbox ARGS --config CONF` as root
 #   ok/not_ok/skip/check/done_testing   TAP helpers
+#   need_landlock_abi, need_userns...   kernel guards (test/features.sh); the file-level
+#                      form (no COUNT) tears the setup down on its way out
 
 set -u
 ROOT=${OWS_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$(dirname "${BASH_SOURCE[0]}")/etc_backups.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/places.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/features.sh"
 N=0
 FAILED=0
 ok() { N=$((N + 1)); echo "ok $N - $*"; }

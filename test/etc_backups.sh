@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # test/etc_backups.sh: the backups the account tools leave in /etc, put back exactly.
 # POSIX sh: sourced by the bash tests (test/user.sh, test/account_lib.sh, acl_grant.sh),
 # by test/run.sh and by the sh test machine_setup.sh.

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # test/places.sh: where a test may put a set-user-ID program. POSIX sh: sourced by
 # test/account_lib.sh, test/run.sh and the sh test machine_setup.sh.
 #
@@ -14,6 +15,7 @@
 OWSTEST_SUID_BASES="/tmp /var/tmp /var/lib /usr/local/lib"
 
 owstest_suid_base() {
+	# shellcheck disable=SC2086 # the list of folders, split on purpose
 	/usr/bin/python3 -c '
 import os, stat, sys
 for base in sys.argv[1:]:

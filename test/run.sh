@@ -36,8 +36,9 @@ STATE_BEFORE=$(machine_state)
 USERS_BEFORE=$(getent passwd | cut -d: -f1 | grep '^owstest_' | sort)
 . "$ROOT/test/places.sh"
 . "$ROOT/test/etc_backups.sh"
+# /tmp and the other places a test may make its folders (test/places.sh)
 # shellcheck disable=SC2086 # the list of folders, split on purpose
-temp_folders() { find $(echo /tmp $OWSTEST_SUID_BASES | tr ' ' '\n' | sort -u) -maxdepth 1 -name 'owstest-*' 2>/dev/null | sort; }
+temp_folders() { find $OWSTEST_SUID_BASES -maxdepth 1 -name 'owstest-*' 2>/dev/null | sort; }
 TMP_BEFORE=$(temp_folders)
 
 # The account files and their backups, as the run found them: taken under the tests' /etc
