@@ -21,7 +21,8 @@
 # ~/secret.txt with TU_SECRET, ~/project (TU_WORK, a folder to share rw) and ~/project-ro
 # (TU_RO, to share ro, holding readme.txt). The agent listens on TU_AGENT_SOCK
 # (/tmp/owstest-agent-XXXX/agent.sock, folder 0700 owned by the person). OWSBX is a copy of
-# the binary in a world-readable temp folder.
+# the binary in a world-readable temp folder (TU_BIN_DIR, on a mount that allows exec:
+# test/places.sh).
 #
 # The machine is left as found: the agent and every process of the person are killed,
 # `userdel -r` removes the account and home, and the /etc backups useradd/userdel rewrite
@@ -33,6 +34,7 @@
 
 OWSTEST_ETC_FILES="passwd group shadow gshadow subuid subgid"
 . "$(dirname "${BASH_SOURCE[0]}")/etc_backups.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/places.sh"
 TU_FIXTURE_PIDS=""
 TU_ROOT_PIDS=""
 TU_CLEANED=0
@@ -292,8 +294,8 @@ owstest_user_setup() {
 	TU_AGENT_SOCK=$TU_AGENT_DIR/agent.sock
 	chown "$TU_UID:$TU_GID" "$TU_AGENT_DIR"
 	chmod 0700 "$TU_AGENT_DIR"
-	TU_BIN_DIR=$(mktemp -d /tmp/owstest-bin.XXXX)
-	chmod 0755 "$TU_BIN_DIR"
+	# where the person may exec (and dlopen) what it holds: /tmp unless it is noexec
+	TU_BIN_DIR=$(owstest_suid_tmpdir owstest-bin) || bail_out "no folder the person may run programs from"
 	cp "$src" "$TU_BIN_DIR/owsbx"
 	chmod 0755 "$TU_BIN_DIR/owsbx"
 	OWSBX=$TU_BIN_DIR/owsbx
