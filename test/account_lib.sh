@@ -17,9 +17,14 @@
 #   owsbx ARGS...      `owsbx` as the person
 #   machine ARGS...    `owsbx machine sandbox ARGS --config CONF` as root
 #   ok/not_ok/skip/check/done_testing   TAP helpers
+#   need_landlock_abi, need_userns...   kernel guards (test/features.sh); the file-level
+#                      form (no COUNT) tears the setup down on its way out
 
 set -u
 ROOT=${OWS_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "${BASH_SOURCE[0]}")/etc_backups.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/places.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/features.sh"
 N=0
 FAILED=0
 ok() { N=$((N + 1)); echo "ok $N - $*"; }
@@ -44,10 +49,10 @@ done
 HEX=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 CLOSED=owstest_c$HEX OPEN=owstest_o$HEX GROUP=owstest_g$HEX PERSON=owstest_p$HEX
 TABLE=owstest_$HEX
-T=$(mktemp -d /tmp/owstest-XXXXXX)
-chmod 0755 "$T"
+# The launcher is set-user-ID root: its folder must be on a mount that honours that
+# (test/places.sh; /tmp is nosuid on Debian 13).
+T=$(owstest_suid_tmpdir owstest-acct) || { echo "Bail out! no folder for a set-user-ID launcher"; exit 255; }
 BIN=$T/bin CONF=$T/config.ini PHOME=${OWSTEST_HOME_BASE:-/home}/$PERSON SNAP=$T/.snap
-ETC_BACKUPS="passwd- group- shadow- gshadow- subuid- subgid-"
 AGENT_PID=
 SET_UP=0
 TORN_DOWN=0
@@ -103,20 +108,19 @@ kill_all_of() { # user
 
 # Deletes the person and puts the /etc/*- backups back; checks when asked to.
 lib_undo_person() { # [check]
-	local f same=1
+	local left
 	[ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null
 	AGENT_PID=
 	kill_all_of "$PERSON"
 	getent passwd "$PERSON" >/dev/null && userdel -r "$PERSON" 2>/dev/null
 	getent group "$PERSON" >/dev/null && groupdel "$PERSON" 2>/dev/null
-	for f in $ETC_BACKUPS; do
-		if [ -e "$SNAP/etc/$f" ]; then cp -a "$SNAP/etc/$f" "/etc/$f"; else rm -f "/etc/$f"; fi
-		[ -e "$SNAP/etc/$f" ] && ! cmp -s "$SNAP/etc/$f" "/etc/$f" && same=0
-	done
+	owstest_etc_restore "$SNAP/etc"
 	if [ "${1:-}" = check ]; then
 		lib_snapshot "$SNAP/s_end"
 		lib_same "at the end, the machine is as the test found it" "$SNAP/s0" "$SNAP/s_end"
-		check "the /etc/*- backups are byte for byte as before" test $same = 1
+		left=$(owstest_etc_diff "$SNAP/etc")
+		check "the /etc backups are byte for byte as before (absent ones absent)" test -z "$left"
+		[ -n "$left" ] && diag <<<"$left"
 	fi
 }
 
@@ -171,9 +175,7 @@ flock -w 600 "$OWS_LOCK_FD" || { echo "Bail out! cannot lock /etc for the accoun
 mkdir -p "$SNAP/etc" "$BIN"
 chmod 0700 "$SNAP"
 chmod 0755 "$BIN"
-for f in $ETC_BACKUPS; do
-	[ -e "/etc/$f" ] && cp -a "/etc/$f" "$SNAP/etc/$f"
-done
+owstest_etc_snapshot "$SNAP/etc" || { echo "Bail out! cannot snapshot the /etc backups"; exit 255; }
 install -m 0755 "$ROOT/owsbx" "$BIN/owsbx"
 cat >"$CONF" <<EOF
 ; a throwaway machine config for the account tests

@@ -3,7 +3,9 @@
 # (test/sh/*.sh, TAP, root only), each under a timeout; print each test's tally and the
 # failing lines; end with "N passed, N failed[, N skipped]" and exit non-zero when anything
 # failed. Afterwards, check the machine: no owstest_ user, no process of a test user, no
-# /tmp/owsandbox-<uid> of a test user, no /tmp/owstest-* folder, account files unchanged.
+# /tmp/owsandbox-<uid> of a test user, no owstest-* folder in /tmp or the other places tests
+# use (test/places.sh), account files unchanged, and the /etc backups useradd and userdel
+# rewrite byte for byte as before the run, absent ones absent (test/etc_backups.sh).
 # Anything left counts as a failure (and is cleaned up).
 #
 #   V=1 test/run.sh            show every TAP line
@@ -32,7 +34,25 @@ machine_state() {
 }
 STATE_BEFORE=$(machine_state)
 USERS_BEFORE=$(getent passwd | cut -d: -f1 | grep '^owstest_' | sort)
-TMP_BEFORE=$(find /tmp -maxdepth 1 -name 'owstest-*' 2>/dev/null | sort)
+. "$ROOT/test/places.sh"
+. "$ROOT/test/etc_backups.sh"
+# /tmp and the other places a test may make its folders (test/places.sh)
+# shellcheck disable=SC2086 # the list of folders, split on purpose
+temp_folders() { find $OWSTEST_SUID_BASES -maxdepth 1 -name 'owstest-*' 2>/dev/null | sort; }
+TMP_BEFORE=$(temp_folders)
+
+# The account files and their backups, as the run found them: taken under the tests' /etc
+# lock (test/user.sh), so that no test of another run is half-way through its users.
+primaries_sum() { cat /etc/passwd /etc/group /etc/shadow /etc/gshadow /etc/subuid /etc/subgid 2>/dev/null | sha256sum; }
+ETC_SNAPPED=0
+if [ "$(id -u)" = 0 ]; then
+	exec {ETC_LOCK}</etc
+	if flock -w 600 "$ETC_LOCK" && owstest_etc_snapshot "$WORK/etc"; then
+		ETC_SNAPPED=1
+		PRIMARIES_BEFORE=$(primaries_sum)
+	fi
+	exec {ETC_LOCK}<&-
+fi
 
 # tally NAME FILE RC: count a TAP stream.
 tally() {
@@ -166,13 +186,30 @@ if [ "$(id -u)" = 0 ]; then
 	[ -n "$new_users" ] && leftover "owstest_ users that appeared during the run: ${new_users//$'\n'/ } (not in this run's ledger: left alone)"
 	old_users=$(comm -12 <(echo "$USERS_BEFORE") <(echo "$users_after"))
 	[ -n "$old_users" ] && printf '%-28s note: owstest_ users from before this run: %s\n' "machine check" "${old_users//$'\n'/ }"
-	stray=$(comm -13 <(echo "$TMP_BEFORE") <(find /tmp -maxdepth 1 -name 'owstest-*' 2>/dev/null | sort))
+	stray=$(comm -13 <(echo "$TMP_BEFORE") <(temp_folders))
 	if [ -n "$stray" ]; then
 		leftover "new temp folders: ${stray//$'\n'/ }"
 	fi
 	STATE_AFTER=$(machine_state)
 	added=$(diff <(echo "$STATE_BEFORE") <(echo "$STATE_AFTER") | grep '^> .' | grep -v -e "${new_users:-^$}" | tr '\n' ' ')
 	[ -n "$added" ] && leftover "test users' lines added to the account files: $added"
+	# The backups, byte for byte, unless someone changed the account files themselves
+	# meanwhile (a real useradd outside the tests rewrites the backups, rightly).
+	exec {ETC_LOCK}</etc
+	if [ "$ETC_SNAPPED" = 1 ] && flock -w 600 "$ETC_LOCK"; then
+		if [ "$(primaries_sum)" != "$PRIMARIES_BEFORE" ]; then
+			printf '%-28s note: the account files changed during the run: their backups not compared\n' "machine check"
+		else
+			changed=$(owstest_etc_diff "$WORK/etc")
+			if [ -n "$changed" ]; then
+				while IFS= read -r line; do leftover "$line"; done <<<"$changed"
+				owstest_etc_restore "$WORK/etc"
+			fi
+		fi
+	elif [ "$ETC_SNAPPED" = 1 ]; then
+		leftover "could not take the /etc lock to compare the account files' backups"
+	fi
+	exec {ETC_LOCK}<&-
 fi
 
 if [ "$SKIPPED" -gt 0 ]; then

@@ -21,16 +21,20 @@
 # ~/secret.txt with TU_SECRET, ~/project (TU_WORK, a folder to share rw) and ~/project-ro
 # (TU_RO, to share ro, holding readme.txt). The agent listens on TU_AGENT_SOCK
 # (/tmp/owstest-agent-XXXX/agent.sock, folder 0700 owned by the person). OWSBX is a copy of
-# the binary in a world-readable temp folder.
+# the binary in a world-readable temp folder (TU_BIN_DIR, on a mount that allows exec:
+# test/places.sh).
 #
 # The machine is left as found: the agent and every process of the person are killed,
-# `userdel -r` removes the account and home, and /etc/{passwd,group,shadow,gshadow,subuid,
-# subgid}- (which useradd/userdel rewrite) are restored byte for byte from a snapshot taken
-# before useradd, as are the mtimes of the primary files, /etc and /home. An exclusive lock
+# `userdel -r` removes the account and home, and the /etc backups useradd/userdel rewrite
+# (test/etc_backups.sh) are restored byte for byte from a snapshot taken before useradd,
+# removed when they did not exist before; so are the mtimes of the primary files, /etc
+# and /home. An exclusive lock
 # on /etc (flock) is held from the snapshot to the restore so that two test runs cannot
 # interleave their snapshots.
 
 OWSTEST_ETC_FILES="passwd group shadow gshadow subuid subgid"
+. "$(dirname "${BASH_SOURCE[0]}")/etc_backups.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/places.sh"
 TU_FIXTURE_PIDS=""
 TU_ROOT_PIDS=""
 TU_CLEANED=0
@@ -49,36 +53,26 @@ owstest_remove_at_exit() { TU_EXTRA_PATHS+=("$@"); }
 TU_RMDIRS=()
 owstest_rmdir_at_exit() { TU_RMDIRS+=("$@"); }
 
-# _owstest_snapshot DIR: copy the account files and their backups, and the mtimes.
+# _owstest_snapshot DIR: the backups useradd and userdel rewrite (test/etc_backups.sh), and
+# the mtimes of the account files, /etc and /home.
 _owstest_snapshot() {
-	local d=$1 f b
-	mkdir -p "$d"
+	local d=$1 f
+	owstest_etc_snapshot "$d" || return 1
 	for f in $OWSTEST_ETC_FILES; do
-		for b in "$f" "$f-"; do
-			if [ -e "/etc/$b" ]; then
-				cp -a "/etc/$b" "$d/$b"
-			else
-				: >"$d/$b.absent"
-			fi
-		done
+		[ -e "/etc/$f" ] && cp -a "/etc/$f" "$d/$f"
 	done
 	stat -c '%Y' /etc >"$d/etc.mtime"
 	stat -c '%Y' /home >"$d/home.mtime"
 }
 
-# _owstest_restore DIR: put back the backups exactly; the primary files only get their
-# mtime back, and only when their content is what it was (someone else may have changed
-# them meanwhile: then they are left alone).
+# _owstest_restore DIR: put back the backups exactly, removing those that did not exist;
+# the primary files only get their mtime back, and only when their content is what it
+# was (someone else may have changed them meanwhile: then they are left alone).
 _owstest_restore() {
-	local d=$1 f b
+	local d=$1 f
 	[ -d "$d" ] || return 0
+	owstest_etc_restore "$d"
 	for f in $OWSTEST_ETC_FILES; do
-		b="/etc/$f-"
-		if [ -e "$d/$f-" ]; then
-			cp -a "$d/$f-" "$b.owstest" && mv -f "$b.owstest" "$b"
-		elif [ -e "$d/$f-.absent" ]; then
-			rm -f "$b"
-		fi
 		if [ -e "$d/$f" ] && cmp -s "$d/$f" "/etc/$f"; then
 			touch -m -r "$d/$f" "/etc/$f"
 		fi
@@ -300,8 +294,8 @@ owstest_user_setup() {
 	TU_AGENT_SOCK=$TU_AGENT_DIR/agent.sock
 	chown "$TU_UID:$TU_GID" "$TU_AGENT_DIR"
 	chmod 0700 "$TU_AGENT_DIR"
-	TU_BIN_DIR=$(mktemp -d /tmp/owstest-bin.XXXX)
-	chmod 0755 "$TU_BIN_DIR"
+	# where the person may exec (and dlopen) what it holds: /tmp unless it is noexec
+	TU_BIN_DIR=$(owstest_suid_tmpdir owstest-bin) || bail_out "no folder the person may run programs from"
 	cp "$src" "$TU_BIN_DIR/owsbx"
 	chmod 0755 "$TU_BIN_DIR/owsbx"
 	OWSBX=$TU_BIN_DIR/owsbx

@@ -56,7 +56,9 @@
  * other filesystems and mount points are not entered.
  *
  * The journal: <state_dir>/journal/<uid>-<name>/<session>.journal, one per
- * session, created locked (flock) and held for the session's lifetime.  A
+ * session, created locked (flock; ows__create_locked_at(), which falls back to
+ * a named temporary file where the state folder's file system has no
+ * O_TMPFILE) and held for the session's lifetime.  A
  * journal whose lock is free belongs to a host that died: cleanup revokes
  * what it still lists and removes it.  A lock file, <uid>-<name>/.lock,
  * serialises every grant, revoke and cleanup of one person.
@@ -438,25 +440,17 @@ static int journal_create(int dirfd, const char *dirpath, const char *id, uid_t 
 {
 	char name[96];
 	snprintf(name, sizeof(name), "%s.journal", id);
-	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	char proc[40];
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	char head[32];
 	snprintf(head, sizeof(head), "owsj1 %u\n", (unsigned)uid);
-	if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(fd, head, strlen(head)) != (ssize_t)strlen(head)) {
-		int rc = ows__fail_sys(err, dirpath, NULL, "cannot create the grant journal");
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
-	if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) == 0) {
+	int fd = ows__create_locked_at(dirfd, name, head);
+	if (fd >= 0) {
 		int fl = fcntl(fd, F_GETFL);
 		fcntl(fd, F_SETFL, fl | O_APPEND);
 		return fd;
 	}
-	close(fd);
 	if (errno != EEXIST)
-		return ows__fail_sys(err, dirpath, NULL, "cannot create the grant journal");
+		return ows__fail_sys(err, dirpath, "check that the state folder's file system is writable",
+				     "cannot create the grant journal");
 	/* A journal of this id exists: adopt it if its host is dead. */
 	fd = openat(dirfd, name, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -836,6 +830,12 @@ static int cleanup_dir(int dirfd, const char *dirpath, uid_t uid, const char *ho
 	int total = 0, rc = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
+		if (ows__is_create_temp(e->d_name)) {
+			/* A journal half made by a host killed before it linked it: it lists no
+			 * grant, and no live host makes one without this folder's lock. */
+			unlinkat(dirfd, e->d_name, 0);
+			continue;
+		}
 		if (!is_journal_name(e->d_name))
 			continue;
 		int fd = openat(dirfd, e->d_name, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);

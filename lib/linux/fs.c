@@ -312,3 +312,105 @@ int ows__private_remove(ows__private *pv, ows_error *err)
 	pv->dir = pv->root = NULL;
 	return rc;
 }
+
+/* ------------------------------------------------- a file locked from birth */
+
+bool ows__tmpfile_off;
+
+/* O_TMPFILE refused because the file system or kernel has none (not a real error). */
+static bool no_tmpfile(int e)
+{
+	return e == EOPNOTSUPP || e == EISDIR || e == EINVAL;
+}
+
+/* Writes all of `s`; false on a short write or an error. */
+static bool write_all(int fd, const char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		s += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* Locks the unnamed file `fd`, writes `head` and links it to `name`; closes it on failure. */
+static int link_unnamed(int fd, int dirfd, const char *name, const char *head)
+{
+	char proc[40];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (flock(fd, LOCK_EX) != 0 || !write_all(fd, head) ||
+	    linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The same through a named temporary file, .NAME.XXXXXX (O_EXCL, a name no one
+ * else made), linked to `name` once locked and written, then unlinked whatever
+ * happened.  Linked, not renamed: a rename would replace a file already called
+ * `name`, where the caller needs EEXIST.  No fsync: the caller syncs what must
+ * last, and an empty file is what a crash before the write leaves either way.
+ */
+static int create_named(int dirfd, const char *name, const char *head)
+{
+	char tmp[NAME_MAX + 1];
+	int fd = -1;
+	for (int tries = 0; fd < 0 && tries < 100; tries++) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		unsigned long r = (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 16) ^
+				  (unsigned long)tries * 2654435761UL;
+		if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%06lx", name, r & 0xffffff) >= sizeof(tmp)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return -1;
+	}
+	if (fd < 0)
+		return -1; /* EEXIST a hundred times: someone is making these names on purpose */
+	bool linked = flock(fd, LOCK_EX) == 0 && write_all(fd, head) &&
+		      linkat(dirfd, tmp, dirfd, name, 0) == 0;
+	int e = errno;
+	unlinkat(dirfd, tmp, 0);
+	if (!linked) {
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int ows__create_locked_at(int dirfd, const char *name, const char *head)
+{
+	if (!ows__tmpfile_off) {
+		int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			return link_unnamed(fd, dirfd, name, head);
+		if (!no_tmpfile(errno))
+			return -1;
+	}
+	return create_named(dirfd, name, head);
+}
+
+bool ows__is_create_temp(const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 9 || name[0] != '.' || name[n - 7] != '.')
+		return false;
+	for (size_t i = n - 6; i < n; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+			return false;
+	return true;
+}

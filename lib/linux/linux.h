@@ -53,6 +53,15 @@ struct ows_ll_path_beneath_attr {
 
 /* The Landlock ABI this kernel offers: 0 when Landlock is off or absent. */
 OWS__HIDDEN int ows__landlock_abi(void);
+/*
+ * When the ABI is 0: why this kernel gives no Landlock, and the one thing to do
+ * (EOPNOTSUPP: built in but left out of lsm= at boot; ENOSYS: not built in;
+ * anything else: a seccomp filter above refuses it).  Reads no more than
+ * /sys/kernel/security/lsm; no allocation.
+ */
+OWS__HIDDEN void ows__landlock_missing(char *why, size_t why_len, char *fix, size_t fix_len);
+/* The refusal of a session for that reason: OWS_EUNSUPPORTED, with the fix. */
+OWS__HIDDEN int ows__landlock_unavailable(ows_error *err);
 /* Every filesystem right the ABI knows. */
 OWS__HIDDEN uint64_t ows__landlock_fs_all(int abi);
 /* Size of struct ows_ll_ruleset_attr the ABI accepts. */
@@ -89,6 +98,22 @@ OWS__HIDDEN int ows__private_remove(ows__private *pv, ows_error *err);
 OWS__HIDDEN DIR *ows__opendir_at(int dirfd);
 /* Removes `name` under `dirfd` and everything beneath, never following a link. */
 OWS__HIDDEN int ows__rmtree_at(int dirfd, const char *name);
+
+/*
+ * Creates `name` in the folder open at `dirfd`, mode 0600, holding `head`, with
+ * an exclusive flock taken before the name exists, so no one who opens it by
+ * that name ever finds it unlocked.  Returns the descriptor (O_RDWR), or -1
+ * with errno: EEXIST when `name` is taken.  An unnamed O_TMPFILE file is linked
+ * into place; where the file system or kernel has no O_TMPFILE (overlayfs
+ * before Linux 6.6, FUSE, NFS: EOPNOTSUPP, EISDIR, EINVAL), a named temporary
+ * file beside it, .NAME.XXXXXX, is linked instead and removed at once.  No
+ * allocation (the launcher uses it too).
+ */
+OWS__HIDDEN int ows__create_locked_at(int dirfd, const char *name, const char *head);
+/* Is `name` such a temporary name?  One left by a process killed half-way may be removed. */
+OWS__HIDDEN bool ows__is_create_temp(const char *name);
+/* For the tests: when set, the named temporary file is used as if O_TMPFILE were missing. */
+OWS__HIDDEN extern bool ows__tmpfile_off;
 
 /*
  * Masks for the sandbox's view (mask.c): paths under `dir` to

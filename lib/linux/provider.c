@@ -70,13 +70,20 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	json_t *caps = json_array();
 	if (!caps)
 		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
-	char why[256];
+	char why[800];
 	int abi = ows__landlock_abi();
 	bool seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
 	char nswhy[768];
 	bool ns = ows__userns_works(nswhy, sizeof(nswhy));
 
-	snprintf(why, sizeof(why), abi ? "Landlock ABI %d" : "Landlock is not enabled in this kernel", abi);
+	/* Without Landlock, why and the one thing to do (ows__landlock_unavailable() refuses with it). */
+	if (abi >= 1) {
+		snprintf(why, sizeof(why), "Landlock ABI %d", abi);
+	} else {
+		char llwhy[384], llfix[384];
+		ows__landlock_missing(llwhy, sizeof(llwhy), llfix, sizeof(llfix));
+		snprintf(why, sizeof(why), "%s: %s", llwhy, llfix);
+	}
 	add(caps, "landlock.filesystem", abi >= 1 ? "enforced" : "unavailable", why);
 	add(caps, "landlock.tcp", abi >= 4 ? "enforced" : "unavailable",
 	    abi >= 4 ? "TCP bind and connect rules (ABI 4)" : "needs Landlock ABI 4 (Linux 6.7)");

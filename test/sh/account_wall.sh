@@ -69,7 +69,7 @@ check "the private home is writable" inside -- sh -c 'echo x > "$HOME/f" && test
 check "/tmp is private: written inside, absent outside" \
 	inside -- sh -c 'echo x > /tmp/owstest-inside-probe'
 check "... and absent on the host" test ! -e /tmp/owstest-inside-probe
-check "the host's /tmp is not visible" inside -- sh -c "! test -e $T/ports"
+check "the test's folder on the host ($T) is not visible" inside -- sh -c "! test -e $T/ports"
 check "premise: the ssh-agent answers outside" \
 	as_person sh -c 'ssh-add -l >/dev/null 2>&1; test $? = 1'
 check "the ssh-agent is unreachable" \

@@ -3,7 +3,8 @@
 # When the kernel cannot give what the wall needs, the session is refused (70) with the
 # reason, and never runs open. The missing kernel features are simulated by a seccomp filter
 # put on owsbx itself before it starts (as the person): no Landlock (its three system calls
-# fail with ENOSYS), no seccomp (seccomp(2) and prctl(PR_SET_SECCOMP)), no new namespaces (unshare, clone3, clone with CLONE_NEW*
+# fail with ENOSYS, as on a kernel built without it), Landlock built in but left out of
+# lsm= at boot (EOPNOTSUPP, what such a kernel answers), no seccomp (seccomp(2) and prctl(PR_SET_SECCOMP)), no new namespaces (unshare, clone3, clone with CLONE_NEW*
 # fail with EPERM). Acceptable outcomes: refused (70, the command did not run), or the wall
 # still holds in full (home unreadable, agent unreachable, inet sockets refused). The direct
 # provider, asked for by name, still runs and says so.
@@ -16,12 +17,13 @@ W=$TU_WORK
 WITHOUT='
 import ctypes, os, struct, sys
 what, cmd = sys.argv[1], sys.argv[3:]
-ENOSYS, EPERM = 38, 1
+ENOSYS, EPERM, EOPNOTSUPP = 38, 1, 95
 def stmt(code, k): return struct.pack("HBBI", code, 0, 0, k)
 def jump(code, k, jt, jf): return struct.pack("HBBI", code, jt, jf, k)
 LD, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06
 ALLOW, ERRNO = 0x7fff0000, 0x00050000
 deny = {"landlock": [(444, ENOSYS), (445, ENOSYS), (446, ENOSYS)],
+        "landlock-off": [(444, EOPNOTSUPP), (445, EOPNOTSUPP), (446, EOPNOTSUPP)],
         "seccomp": [(317, ENOSYS)],
         "namespaces": [(272, EPERM), (435, ENOSYS)]}[what]
 body = []
@@ -52,7 +54,7 @@ is "$(cat "$TU_TMP/ll")" "-1 38" "control: under the landlock filter, landlock_c
 as_user "$PY" -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); l.syscall.restype = ctypes.c_long; print(l.syscall(444, 0, 0, 1))' >"$TU_TMP/ll" 2>&1
 like "$(cat "$TU_TMP/ll")" '^[1-9][0-9]*$' "control: without the filter, the Landlock ABI is $(cat "$TU_TMP/ll")"
 
-for what in landlock seccomp namespaces; do
+for what in landlock landlock-off seccomp namespaces; do
 	as_user rm -f "$W/ran"
 	as_user "$PY" -c "$WITHOUT" "$what" -- "$OWSBX" run --rw "$W" -- "$PY" -c "$PROBE" \
 		"create $W/ran" "read $TU_HOME/.bashrc" "connect_unix $TU_AGENT_SOCK" "socket inet stream" "socket inet6 dgram" \
@@ -78,7 +80,21 @@ done
 as_user "$PY" -c "$WITHOUT" landlock -- "$OWSBX" verify >"$TU_TMP/out" 2>&1 </dev/null
 is "$?" 70 "without Landlock: verify does not pass (70)"
 as_user "$PY" -c "$WITHOUT" landlock -- "$OWSBX" report >"$TU_TMP/out" 2>&1 </dev/null
-like "$(grep -i '^landlock.filesystem' "$TU_TMP/out")" "unavailable" "without Landlock: report says landlock.filesystem unavailable"
+row=$(grep -i '^landlock.filesystem' "$TU_TMP/out")
+like "$row" "unavailable" "without Landlock: report says landlock.filesystem unavailable"
+like "$row" "CONFIG_SECURITY_LANDLOCK" "without Landlock (ENOSYS): the row names the kernel option to build with"
+as_user "$PY" -c "$WITHOUT" landlock-off -- "$OWSBX" report >"$TU_TMP/out" 2>&1 </dev/null
+row=$(grep -i '^landlock.filesystem' "$TU_TMP/out")
+like "$row" "unavailable.*not enabled at boot.*add landlock to the kernel's lsm= boot parameter" \
+	"Landlock off at boot (EOPNOTSUPP): the row says to add landlock to lsm="
+# the list to extend: securityfs's, else the lsm= of the kernel's command line
+lsm=$(cat /sys/kernel/security/lsm 2>/dev/null)
+[ -n "$lsm" ] || lsm=$(sed 's/ -- .*//' /proc/cmdline | tr ' ' '\n' | sed -n 's/^lsm=//p' | tail -1)
+if [ -n "$lsm" ]; then
+	like "$row" "lsm=$lsm,landlock" "... with the current list ($lsm) and landlock added"
+else
+	like "$row" "/sys/kernel/security/lsm" "... and where the current list is (no securityfs, no lsm= at boot)"
+fi
 
 # direct, by name, still runs and says so
 EVD=$(mktemp -d /tmp/owstest-ev.XXXX)

@@ -2,8 +2,8 @@
 # shellcheck disable=SC2016,SC2088 # single-quoted programs run inside; "~/" in descriptions is text
 # Kernel doors around the wall: the person's user keyring (a key stored outside is neither
 # readable nor findable inside), the terminal (TIOCSTI cannot push keystrokes into the
-# person's terminal; this machine has dev.tty.legacy_tiocsti=1), new namespaces (unshare,
-# clone3) refused, no capabilities and no_new_privs inside, /proc/1 of the sandbox gives no
+# person's terminal; the control that the person can do it outside needs
+# dev.tty.legacy_tiocsti=1, which Debian's 6.12 has off), new namespaces (unshare, clone3) refused, no capabilities and no_new_privs inside, /proc/1 of the sandbox gives no
 # way to the machine's root or descriptors. Controls: each works for the person outside.
 . "$(dirname "$0")/../lib.sh"
 . "$OWSTEST_DIR/user.sh"
@@ -32,15 +32,21 @@ PTY='import pty, sys; pty.spawn(sys.argv[1:])'
 as_user "$PY" -c "$PTY" "$PY" -c "$PROBE" "isatty 0" "tiocsti 0 x" >"$TU_TMP/pty.out" 2>&1 </dev/null
 mapfile -t R < <(tr -d '\r' <"$TU_TMP/pty.out" | sed 's/^x*//' | grep .)
 is "${R[0]}" yes "control: outside, stdin is the pty"
-is "${R[1]}" OK "control: outside, TIOCSTI pushes a keystroke (legacy_tiocsti is on)"
+# Where the kernel refuses TIOCSTI to everyone but CAP_SYS_ADMIN (legacy_tiocsti=0), the
+# control has nothing to show; the check inside still runs.
+if need_legacy_tiocsti "the control pushes a keystroke outside" 1; then
+	is "${R[1]}" OK "control: outside, TIOCSTI pushes a keystroke (legacy_tiocsti is on)"
+fi
 as_user "$PY" -c "$PTY" "$OWSBX" run -- "$PY" -c "$PROBE" "isatty 0" "tiocsti 0 x" >"$TU_TMP/pty.out" 2>&1 </dev/null
 mapfile -t R < <(tr -d '\r' <"$TU_TMP/pty.out" | sed 's/^x*//' | grep .)
 is "${R[0]}" yes "inside, stdin is still the person's terminal"
 is_one_of "${R[1]}" "EPERM EIO ENOTTY" "TIOCSTI into the person's terminal fails inside (${R[1]})"
 
 # namespaces, capabilities, no_new_privs
-probe_out "unshare 0x10000000"
-is "${R[0]}" OK "control: outside, the person may unshare a user namespace"
+if need_userns "the control makes one outside" 1; then
+	probe_out "unshare 0x10000000"
+	is "${R[0]}" OK "control: outside, the person may unshare a user namespace"
+fi
 probe -- "unshare 0x10000000" "unshare 0x00020000" "unshare 0x40000000" "clone3 0x10000000" \
 	"clone3 0x00020000" "clone3 0" "status CapInh" "status CapPrm" "status CapEff" "status CapBnd" \
 	"status CapAmb" "status NoNewPrivs" "status Seccomp"

@@ -6,6 +6,8 @@
 # and userdel rewrite.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/test/etc_backups.sh"
+. "$ROOT/test/places.sh"
 OWSBX=$ROOT/owsbx
 PY=/usr/bin/python3
 n=0
@@ -41,17 +43,16 @@ O=owstest_o_$H
 G=owstest_g_$H
 P=owstest_p_$H
 TABLE=owstest_$H
-T=$(mktemp -d /tmp/owstest-XXXXXX)
-chmod 755 "$T"
+# The launcher setup installs is set-user-ID root: its folder must be on a mount that
+# honours that (test/places.sh; /tmp is nosuid on Debian 13).
+T=$(owstest_suid_tmpdir owstest-setup) || { echo "Bail out! no folder for a set-user-ID launcher"; exit 255; }
 CFG=$T/config.ini
 STATE=$T/state
 LAUNCHER=$T/libexec/owsbx-launch
 W=$T/.w
 SNAP=$W/snap
 mkdir -p "$SNAP/etc" && chmod 755 "$W"
-for f in passwd- group- shadow- gshadow- subuid- subgid-; do
-	[ -e "/etc/$f" ] && cp -a "/etc/$f" "$SNAP/etc/$f"
-done
+owstest_etc_snapshot "$SNAP/etc" || { echo "Bail out! cannot snapshot the /etc backups"; exit 255; }
 PIDS=""
 
 cleanup() {
@@ -59,9 +60,7 @@ cleanup() {
 	for u in "$C" "$O" "$P"; do getent passwd "$u" > /dev/null && userdel "$u" 2> /dev/null; done
 	for g in "$G" "${G}x" "$C" "$O" "$P"; do getent group "$g" > /dev/null && groupdel "$g" 2> /dev/null; done
 	nft list table inet "$TABLE" > /dev/null 2>&1 && nft delete table inet "$TABLE"
-	for f in passwd- group- shadow- gshadow- subuid- subgid-; do
-		[ -e "$SNAP/etc/$f" ] && cp -a "$SNAP/etc/$f" "/etc/$f"
-	done
+	owstest_etc_restore "$SNAP/etc"
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -99,6 +98,10 @@ same() { # desc snapA snapB
 # The real launcher, so that setup's proof runs for real; a second build differs by a
 # trailing byte (an ELF file ignores it); a broken one cannot prove anything.
 cp "$ROOT/owsbx-launch" "$W/src-launch"
+# The person runs owsbx too: a copy here, where the person can reach it (a checkout may
+# be in a private folder, such as root's home).
+install -m 0755 "$ROOT/owsbx" "$W/owsbx"
+OWSBX=$W/owsbx
 { cat "$ROOT/owsbx-launch"; printf '\0'; } > "$W/src-launch2"
 printf 'int main(void) { return 1; }\n' > "$W/broken.c"
 cc -o "$W/src-broken" "$W/broken.c"
@@ -463,16 +466,12 @@ getent group "$G" > /dev/null && groupdel "$G"
 
 # -------------------------------------------------------------- the end
 userdel "$P"
-for f in passwd- group- shadow- gshadow- subuid- subgid-; do
-	[ -e "$SNAP/etc/$f" ] && cp -a "$SNAP/etc/$f" "/etc/$f"
-done
+owstest_etc_restore "$SNAP/etc"
 snapshot "$SNAP/s_end"
 same "at the end the machine is as the test found it" "$SNAP/s0" "$SNAP/s_end"
-ok_backups=1
-for f in passwd- group- shadow- gshadow- subuid- subgid-; do
-	[ -e "$SNAP/etc/$f" ] && ! cmp -s "$SNAP/etc/$f" "/etc/$f" && ok_backups=0
-done
-check "the /etc/*- backups are byte-for-byte as before" [ $ok_backups = 1 ]
+left=$(owstest_etc_diff "$SNAP/etc")
+check "the /etc backups are byte-for-byte as before (absent ones absent)" [ -z "$left" ]
+[ -n "$left" ] && echo "$left" | diag
 
 echo "1..$n"
 [ "$failed" = 0 ]
