@@ -209,7 +209,6 @@ mkdir -m 0700 "$T/agent" && chown "$PERSON:" "$T/agent"
 eval "$(runuser -u "$PERSON" -- ssh-agent -s -a "$T/agent/sock" {OWS_LOCK_FD}<&-)" >/dev/null
 AGENT_PID=$SSH_AGENT_PID
 lib_snapshot "$SNAP/s1"
-ls -d /sys/fs/cgroup/*/owsandbox-* 2>/dev/null | sort >"$T/cgroups-before"
 
 # The real setup, proof included.
 SET_UP=1

@@ -43,7 +43,7 @@
  * the control socket closes, which includes the host dying.  `cleanup`
  * removes what a session left when that process was killed too.
  *
- * What goes setuid: this file and lib/linux/{init,root,view,seccomp,
+ * What goes setuid: this file and lib/linux/{init,root,view,seccomp,cgroup,
  * landlock,fs,platform}.c, lib/{env,util,error}.c (see LAUNCH_OBJS in the
  * Makefile).  No jansson, no inih.
  */
@@ -72,6 +72,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "linux/cgroup.h"
 #include "linux/init.h"
 #include "linux/launch.h"
 #include "linux/view.h"
@@ -83,8 +84,6 @@
 #define MAX_MASKS OWS_LAUNCH_MAX_MASKS
 #define MAX_ARGS (2 + 2 * (MAX_FOLDERS + MAX_SOCKETS + MAX_GUARDED + MAX_MASKS + 10))
 #define MAX_ARG_LEN OWS_LAUNCH_MAX_ARG
-
-static const char *const controllers[] = {"memory", "pids", "cpu"};
 
 struct conf {
 	uid_t closed_uid, open_uid;
@@ -467,77 +466,23 @@ static int open_sandboxes(void)
 	return sb;
 }
 
-static void cgroup_path(char *buf, size_t size, const char *ctrl, const char *id)
-{
-	snprintf(buf, size, "/sys/fs/cgroup/%s/owsandbox-%s", ctrl, id);
-}
-
-static void cgroups_remove(const char *id)
-{
-	for (size_t i = 0; i < OWS__ARRAY_LEN(controllers); i++) {
-		char path[128];
-		cgroup_path(path, sizeof(path), controllers[i], id);
-		/* The kernel may still be tearing the last task down. */
-		for (int tries = 0; tries < 200; tries++) {
-			if (rmdir(path) == 0 || errno == ENOENT)
-				break;
-			if (errno != EBUSY)
-				break;
-			usleep(5000);
-		}
-	}
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, s, strlen(s));
-	int e = errno;
-	close(fd);
-	errno = e;
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-static void cgroup_set(const char *ctrl, const char *file, unsigned long long v)
-{
-	char dir[128], path[192], val[32];
-	cgroup_path(dir, sizeof(dir), ctrl, rq.id);
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-		refuse("cannot create a cgroup", dir, errno);
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	snprintf(val, sizeof(val), "%llu", v);
-	if (write_str(path, val) != 0)
-		refuse("cannot set a limit", path, errno);
-}
+/*
+ * The session's cgroups (lib/linux/cgroup.c), at the hierarchies' roots:
+ * cgroup v2 where its root offers a controller, else v1; a v2 group even
+ * with no limit, so that cgroup.kill ends the whole tree.  A limit asked for
+ * and not to be had refuses the session; the kill group alone is a bonus.
+ */
+static ows__cgroup cgroup;
 
 static void cgroups_create(void)
 {
-	if (rq.memory_mb)
-		cgroup_set("memory", "memory.limit_in_bytes", (unsigned long long)rq.memory_mb << 20);
-	if (rq.processes)
-		cgroup_set("pids", "pids.max", rq.processes);
-	if (rq.cpu_percent) {
-		cgroup_set("cpu", "cpu.cfs_period_us", 100000);
-		cgroup_set("cpu", "cpu.cfs_quota_us", (unsigned long long)rq.cpu_percent * 1000);
-	}
-}
-
-/* Called by init itself, still root: writing 0 moves the writer. */
-static void cgroups_join(const struct ows__plan *p)
-{
-	for (size_t i = 0; i < OWS__ARRAY_LEN(controllers); i++) {
-		bool used = (i == 0 && rq.memory_mb) || (i == 1 && rq.processes) ||
-			    (i == 2 && rq.cpu_percent);
-		if (!used)
-			continue;
-		char dir[128], path[192];
-		cgroup_path(dir, sizeof(dir), controllers[i], rq.id);
-		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-		if (write_str(path, "0") != 0)
-			ows__init_die(p, "join cgroup", dir);
-	}
+	ows__cgroup_limits lim = {.memory_bytes = (uint64_t)rq.memory_mb << 20,
+				  .processes = rq.processes, .cpu_percent = rq.cpu_percent};
+	ows_error e;
+	ows_error_clear(&e);
+	if (ows__cgroup_create(&cgroup, OWS_CG_MACHINE, rq.id, &lim, &e) < 0 &&
+	    ows__cgroup_wanted(&lim))
+		refuse(e.what, e.where[0] ? e.where : NULL, e.sys_errno ? e.sys_errno : EOPNOTSUPP);
 }
 
 /* Removes sessions whose launcher and init are both gone (their lock is free). */
@@ -562,7 +507,7 @@ static void sweep_stale(int sb)
 			continue; /* alive */
 		}
 		ows__rmtree_at(sb, id);
-		cgroups_remove(id);
+		ows__cgroup_remove_stale(id);
 		unlinkat(sb, lock, 0);
 		if (lfd >= 0)
 			close(lfd);
@@ -652,10 +597,11 @@ static void plan_view(ows__strv *keep)
 		refuse(e.what, e.where[0] ? e.where : NULL, e.sys_errno ? e.sys_errno : EINVAL);
 }
 
-/* Init: in the cgroups first, while the host's /sys is still in view; then as landlock's. */
+/* Init: in the cgroups first, before it starts anything; then as landlock's. */
 static int init_start(void *unused)
 {
-	cgroups_join(&plan);
+	if (ows__cgroup_join(&cgroup) != 0)
+		ows__init_die(&plan, "join cgroup", cgroup.name);
 	ows__init_main(&plan);
 }
 
@@ -801,6 +747,7 @@ static __attribute__((noreturn)) void session(void)
 	/* Outside: hold nothing of the sandbox's, wait for init, then tidy up. */
 	close(3);
 	close(priv);
+	ows__cgroup_joined(&cgroup);
 	static const int quiet[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(quiet); i++)
 		signal(quiet[i], SIG_IGN);
@@ -817,7 +764,7 @@ static __attribute__((noreturn)) void session(void)
 		close(rq.folders[i].fd);
 	}
 	int rc = ows__rmtree_at(sb, rq.id) == 0 ? 0 : 1;
-	cgroups_remove(rq.id);
+	ows__cgroup_remove(&cgroup, NULL);
 	char lockname[ID_LEN + 8];
 	snprintf(lockname, sizeof(lockname), "%s.lock", rq.id);
 	unlinkat(sb, lockname, 0);

@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "init.h"
 #include "launch.h"
 #include "proxy.h"
@@ -291,6 +292,20 @@ static char *tunnel_command(const ows__share *sh)
 	return cmd;
 }
 
+/*
+ * A limit the launcher could not set is refused here, before anything is
+ * granted, with the reason and what to do (the launcher's own refusal has
+ * room for neither).  The launcher re-checks: it trusts nothing of this.
+ */
+static int check_limits(const ows_policy *policy, ows_error *err)
+{
+	ows__cgroup_limits lim = ows__cgroup_limits_of(policy);
+	char have[256];
+	if (!ows__cgroup_wanted(&lim))
+		return 0;
+	return ows__cgroup_probe(OWS_CG_MACHINE, ows__cgroup_wanted(&lim), have, sizeof(have), err);
+}
+
 static int account_open(ows_session *s, const ows_policy *policy, const ows_config *config,
 			ows_error *err)
 {
@@ -306,7 +321,8 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	bool closed = s->net != OWS_NET_OPEN;
 	/* Never without the wall: a broken setup refuses, naming the command that repairs it. */
 	struct ows__machine setup;
-	if ((rc = ows__machine_check(config, &setup, err)) < 0)
+	if ((rc = ows__machine_check(config, &setup, err)) < 0 ||
+	    (rc = check_limits(policy, err)) < 0)
 		return rc;
 
 	struct account_impl *ai = ows__calloc(1, sizeof(*ai), err);

@@ -1,5 +1,6 @@
 /* The Linux providers, and what this machine can enforce. */
 #include <errno.h>
+#include <limits.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "cgroup.h"
 #include "linux.h"
 
 extern const ows__provider ows__landlock_provider;
@@ -60,6 +62,32 @@ static void add(json_t *caps, const char *name, const char *status, const char *
 {
 	json_array_append_new(caps, json_pack("{s:s, s:s, s:s}", "name", name, "status", status,
 					      "why", why));
+}
+
+/* One provider's side of the limits row: what its sessions' cgroups would be, or why none. */
+static bool limits_of(ows__cgroup_place place, const char *name, char *buf, size_t len)
+{
+	char have[PATH_MAX + 128];
+	ows_error e;
+	ows_error_clear(&e);
+	if (ows__cgroup_probe(place, OWS_CG_ALL, have, sizeof(have), &e) == 0) {
+		snprintf(buf, len, "%s: %s", name, have);
+		return true;
+	}
+	snprintf(buf, len, "%s: unavailable: %s (%s); %s", name, e.what, e.where, e.hint);
+	return false;
+}
+
+/* Enforced when both providers can set memory, process and CPU limits; partial when one can. */
+static const char *limits_row(bool account, const char *accwhy, char *why, size_t len)
+{
+	char acc[1024], ll[PATH_MAX + 1024];
+	bool a = account && limits_of(OWS_CG_MACHINE, "account", acc, sizeof(acc));
+	if (!account)
+		snprintf(acc, sizeof(acc), "account: unavailable: %s", accwhy);
+	bool l = limits_of(OWS_CG_DELEGATED, "landlock", ll, sizeof(ll));
+	snprintf(why, len, "%s; %s", acc, ll);
+	return a && l ? "enforced" : a || l ? "partial" : "unavailable";
 }
 
 int ows_report_json(const ows_config *config, char **out, ows_error *err)
@@ -136,10 +164,9 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	bool account = abi >= 1 && seccomp && ows__account_ready(config, accwhy, sizeof(accwhy));
 	if (abi < 1 || !seccomp)
 		snprintf(accwhy, sizeof(accwhy), "needs Landlock and seccomp (see above)");
-	add(caps, "limits.memory_processes_cpu", account ? "enforced" : "unavailable",
-	    account ? "account provider: cgroup v1 memory, pids and cpu controllers"
-		    : "the landlock provider has no cgroup of its own; the account provider "
-		      "needs machine setup");
+	char limwhy[2 * PATH_MAX + 2048];
+	const char *limits = limits_row(account, accwhy, limwhy, sizeof(limwhy));
+	add(caps, "limits.memory_processes_cpu", limits, limwhy);
 	if (geteuid() == 0)
 		add(caps, "root_host", base ? "enforced" : "unavailable",
 		    "under a root host, commands run as SUDO_UID, run_as, or the config's "

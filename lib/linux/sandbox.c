@@ -38,6 +38,7 @@
 
 #include <linux/openat2.h>
 
+#include "cgroup.h"
 #include "init.h"
 #include "view.h"
 #include "proxy.h"
@@ -53,6 +54,7 @@ struct landlock_impl {
 	ows__share share;       /* what the person shares, until clone */
 	ows__guard_list guard;  /* what git runs in the read-write folders, until clone */
 	ows__strv masks;        /* what the view covers empty (mask.c), until clone */
+	ows__cgroup cgroup;     /* the limits, in the person's delegated cgroup; or none */
 };
 
 static const char *keep(struct landlock_impl *li, const char *s, ows_error *err)
@@ -121,15 +123,26 @@ static int plan_identity(struct ows__plan *p, const ows_policy *policy, const ow
 	return 0;
 }
 
-/* The landlock provider has no cgroup of its own: a limit it cannot enforce is refused. */
-static int plan_limits(const ows_policy *policy, ows_error *err)
+/*
+ * Limits go in a cgroup of the session's own, made in the cgroup v2 subtree
+ * systemd delegates to the person (a root host: at the machine's roots);
+ * init joins it before it starts anything, and it is killed and removed at
+ * close.  Where none can be had, a limit is refused: the reason and what to
+ * do come from cgroup.c.
+ */
+static int plan_limits(struct landlock_impl *li, const ows_policy *policy, const char *id,
+		       ows_error *err)
 {
-	for (int i = OWS_LIMIT_MEMORY_BYTES; i <= OWS_LIMIT_CPU_PERCENT; i++)
-		if (policy->has_limit[i])
-			return ows__fail(err, OWS_EUNSUPPORTED, 0, ows__limit_key((ows_limit)i),
-					 "leave the limit out, or use the account provider",
-					 "the landlock provider cannot enforce this limit");
-	return 0;
+	ows__cgroup_limits lim = ows__cgroup_limits_of(policy);
+	if (!ows__cgroup_wanted(&lim))
+		return 0;
+	ows_error why;
+	ows_error_clear(&why);
+	int rc = ows__cgroup_create(&li->cgroup, OWS_CG_DELEGATED, id, &lim, &why);
+	if (rc < 0)
+		ows__fail(err, rc, why.sys_errno, why.where, why.hint[0] ? why.hint : NULL,
+			  "the landlock provider cannot enforce the limits: %s", why.what);
+	return rc;
 }
 
 /* The shared copies and an /etc/passwd whose entry for the account is the private home. */
@@ -287,6 +300,7 @@ static void impl_free(struct landlock_impl *li)
 	ows__guard_free(&li->guard);
 	ows__strv_free(&li->masks);
 	ows__ctl_close(NULL, &li->ctl);
+	ows__cgroup_remove(&li->cgroup, NULL);
 	ows__private_remove(&li->pv, NULL);
 	ows__strv_free(&li->strings);
 	free(li);
@@ -300,10 +314,15 @@ static int clone_init(struct ows__plan *p, struct landlock_impl *li, ows_error *
 	li->ctl.fd = sv[0];
 	p->ctl = sv[1];
 	long pid = syscall(SYS_clone, (unsigned long)p->clone_flags | SIGCHLD, NULL, NULL, NULL, 0);
-	if (pid == 0)
+	if (pid == 0) {
+		/* In the session's cgroup before anything else starts. */
+		if (ows__cgroup_join(&li->cgroup) != 0)
+			ows__init_die(p, "join cgroup", li->cgroup.name);
 		ows__init_main(p);
+	}
 	int saved = errno;
 	close(sv[1]);
+	ows__cgroup_joined(&li->cgroup);
 	if (pid < 0) {
 		errno = saved;
 		if (saved == EPERM || saved == ENOSPC || saved == EINVAL || saved == EUSERS)
@@ -332,7 +351,8 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	li->ctl.listener = -1;
 	li->pv.lock_fd = -1;
 
-	if ((rc = plan_limits(policy, err)) < 0 || (rc = ows__net_plan(p, s->net, err)) < 0 ||
+	ows__cgroup_init(&li->cgroup);
+	if ((rc = plan_limits(li, policy, s->id, err)) < 0 || (rc = ows__net_plan(p, s->net, err)) < 0 ||
 	    (rc = plan_identity(p, policy, config, li, &home, &user, err)) < 0)
 		goto fail;
 	p->home = home;
@@ -442,7 +462,10 @@ static int landlock_close(ows_session *s, ows_error *err)
 	if (!li)
 		return 0;
 	ows__ctl_close(s, &li->ctl);
-	int rc = ows__private_remove(&li->pv, err);
+	/* Init has ended its PID namespace; the cgroup's kill is for what else is in it. */
+	int rc = ows__cgroup_remove(&li->cgroup, err);
+	int rc2 = ows__private_remove(&li->pv, err);
+	rc = rc < 0 ? rc : rc2;
 	ows__strv_free(&li->strings);
 	free(li);
 	s->impl = NULL;

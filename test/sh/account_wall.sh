@@ -1,7 +1,7 @@
 #!/bin/bash
 # The account provider's wall, attacked from inside by a throwaway person's
 # sandbox: files, /proc, network (the firewall by uid), vsock, processes
-# (also after `kill -9` of the host), limits, and what is left afterwards.
+# (also after `kill -9` of the host), and what is left afterwards.  Limits: account_limits.sh.
 . "$(dirname "$0")/../account_lib.sh"
 PY=/usr/bin/python3
 
@@ -145,38 +145,6 @@ check "after kill -9 of the host, every process is gone" test "$(alive "$CUID")"
 for _ in $(seq 50); do [ -z "$(ls "$T/state/sandboxes")" ] && break; sleep 0.1; done
 check "after kill -9 of the host, the private folder is gone" test -z "$(ls "$T/state/sandboxes")"
 
-# ------------------------------------------------------------------ limits
-cat >"$T/limits.json" <<'EOF'
-{"provider": "account", "limits": {"memory_mb": 64, "processes": 16, "cpu_percent": 50}}
-EOF
-chmod 0644 "$T/limits.json"
-out=$(inside --policy "$T/limits.json" -- sh -c '
-	g=$(sed -n "s/^[0-9]*:pids:\(.*\)/\1/p" /proc/self/cgroup)
-	m=$(sed -n "s/^[0-9]*:memory:\(.*\)/\1/p" /proc/self/cgroup)
-	c=$(sed -n "s/^[0-9]*:cpu,cpuacct:\(.*\)/\1/p; s/^[0-9]*:cpu:\(.*\)/\1/p" /proc/self/cgroup)
-	echo "pids $(cat /sys/fs/cgroup/pids$g/pids.max)"
-	echo "mem $(cat /sys/fs/cgroup/memory$m/memory.limit_in_bytes)"
-	echo "cpu $(cat /sys/fs/cgroup/cpu$c/cpu.cfs_quota_us)"
-	exec '$PY' -c "
-import os, signal
-kids = []
-try:
-    for i in range(40):
-        pid = os.fork()
-        if pid == 0:
-            signal.pause()
-        kids.append(pid)
-except OSError:
-    pass
-print(len(kids))
-for k in kids:
-    os.kill(k, 9)"' 2>&1)
-check "processes limited (pids.max 16)" grep -q '^pids 16$' <<<"$out"
-check "memory limited (64 MiB)" grep -q "^mem $((64 << 20))$" <<<"$out"
-check "cpu limited (50%)" grep -q '^cpu 50000$' <<<"$out"
-check "a fork bomb stops at the limit ($(tail -1 <<<"$out") started)" test "$(tail -1 <<<"$out")" -lt 16
-check "no cgroup left behind" \
-	test -z "$(ls -d /sys/fs/cgroup/*/owsandbox-* 2>/dev/null | sort | comm -13 "$T/cgroups-before" -)"
 check "no private folder left behind" test -z "$(ls "$T/state/sandboxes")"
 
 done_testing

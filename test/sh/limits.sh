@@ -1,0 +1,174 @@
+#!/bin/bash
+# Limits (memory, processes, CPU) under the landlock provider, for real: a cgroup of the
+# session's own, made in the cgroup v2 subtree systemd delegates to the person, or at the
+# machine's roots (v2, else v1) under a root host; refused, naming what to do, where none
+# can be had. In each: the limits read back inside, a fork bomb and a memory balloon stop
+# at the limit, the CPU share is measured against a control, a double-forked daemon is
+# gone at close, and no cgroup of ours is left.
+#
+# No systemd runs in the test VM (scripts/kernel-vm.sh), so the delegated case makes the
+# delegation as systemd does for user@UID.service: a cgroup below the root owned by the
+# person (the folder, cgroup.procs, cgroup.subtree_control, cgroup.threads), memory and
+# pids enabled for its children (cpu is left for the provider to enable and take back),
+# and the person's process in a leaf below it.
+. "$(dirname "$0")/../lib.sh"
+. "$OWSTEST_DIR/user.sh"
+. "$OWSTEST_DIR/limits_lib.sh"
+owstest_user_setup
+
+W=$TU_WORK
+hx=$(rand_hex 4)
+as_user sh -c "echo '{\"limits\": {\"memory_mb\": 64, \"processes\": 16, \"cpu_percent\": 50}}' >'$W/limits.json'"
+as_user sh -c "echo '{\"run_as\": \"$TU\", \"limits\": {\"memory_mb\": 64, \"processes\": 16, \"cpu_percent\": 50}}' >'$W/root-limits.json'"
+as_user sh -c "echo '{\"run_as\": \"$TU\"}' >'$W/root-none.json'"
+V2=$(cg_v2_root)
+V1_ALL=1
+for c in memory pids cpu; do
+	cg_v2_offers "$c" || [ -d "/sys/fs/cgroup/$c" ] || V1_ALL=0
+done
+
+# limited_checks LABEL OUT: what `show`, run inside a limited session, printed.
+limited_checks() {
+	local label=$1 out=$2 v
+	v=$(awk '$1 == "mem" {print $2}' <<<"$out")
+	ok "$label: processes limited (pids.max 16)" grep -qxE "pids v[12] 16" <<<"$out"
+	ok "$label: memory limited (64 MiB)" grep -qxE "mem v[12] $((64 << 20))" <<<"$out"
+	if [ "$v" = v2 ]; then
+		ok "$label: no swap to escape into (memory.swap.max 0)" grep -qx "swap v2 0" <<<"$out"
+	else
+		ok "$label: no swap to escape into (memsw at the limit, or no swap accounting)" \
+			grep -qxE "swap (v1 $((64 << 20))|-)" <<<"$out"
+	fi
+	ok "$label: cpu limited (50%: 50000 of 100000 us)" grep -qxE "cpu v[12] 50000 100000" <<<"$out"
+	isnt "$(cgroups_of "$out")" "" "$label: the session runs in a cgroup of its own"
+}
+
+# stops_checks LABEL RUN...: a fork bomb, a balloon, a spinner and a daemon, run with RUN.
+stops_checks() {
+	local label=$1 n share ctl seen=""
+	shift
+	"$@" --policy "$POLICY" -- "$PY" -c "$LIMITS_PY" forkbomb 40
+	n=$(tail -1 <<<"$SBX_OUT")
+	ok "$label: a fork bomb stops at the limit ($n of 40 started)" test "${n:-99}" -lt 16
+	"$@" --policy "$POLICY" -- sh -c "'$PY' -c \"\$1\" show; exec '$PY' -c \"\$1\" balloon 256" sh "$LIMITS_PY"
+	seen=$SBX_OUT
+	is "$SBX_RC" 137 "$label: a 256 MiB balloon is killed at the 64 MiB limit (exit $SBX_RC)"
+	unlike "$SBX_OUT" survived "$label: ... and never completes ($(grep got <<<"$SBX_OUT" | tail -1))"
+	like "$SBX_OUT" "got (8|16|24|32|40|48|56)$" "$label: ... after it got some memory"
+	"$@" --policy "$CONTROL" -- "$PY" -c "$LIMITS_PY" spin 2
+	ctl=$(sed -n 's/^share //p' <<<"$SBX_OUT")
+	"$@" --policy "$POLICY" -- sh -c "'$PY' -c \"\$1\" show; exec '$PY' -c \"\$1\" spin 2" sh "$LIMITS_PY"
+	share=$(sed -n 's/^share //p' <<<"$SBX_OUT")
+	seen="$seen"$'\n'"$SBX_OUT"
+	if awk -v c="${ctl:-0}" 'BEGIN { exit !(c >= 0.85) }'; then
+		ok "$label: CPU held to about half a core (share $share; without the limit $ctl)" \
+			awk -v s="${share:-1}" 'BEGIN { exit !(s <= 0.70) }'
+	else
+		skip "the machine is too busy to measure: a spinner without the limit got only ${ctl:-?} of a core"
+	fi
+	"$@" --policy "$POLICY" -- sh -c "'$PY' -c \"\$1\" show; (setsid sleep 1000 &) ; (trap '' TERM HUP; nohup sleep 1001 >/dev/null 2>&1 &); echo started" sh "$LIMITS_PY"
+	seen="$seen"$'\n'"$SBX_OUT"
+	like "$SBX_OUT" started "$label: a double-forked daemon started"
+	ok "$label: ... and is gone after close" poll 5 owstest_no_user_procs
+	ok "$label: every cgroup of these sessions is removed" poll 5 cgroups_gone "$seen"
+}
+
+# ---------------------------------------------------------- not delegated: refused
+# The person's commands run in the cgroup of this root test: nothing of it is theirs.
+sbx report
+like "$SBX_OUT" "limits.memory_processes_cpu .*landlock: unavailable" \
+	"report: landlock says why it has no cgroup for limits here"
+sbx run --policy "$W/limits.json" -- /bin/true
+is "$SBX_RC" 70 "no delegated cgroup: a session with limits is refused (exit 70)"
+like "$SBX_ERR" "^owsbx: the landlock provider cannot enforce the limits: " "... saying why"
+like "$SBX_ERR" "account provider" "... and naming what to do"
+ok "... and leaves no process" poll 5 owstest_no_user_procs
+is "$(owstest_session_dirs)" "" "... and no session folder"
+
+# ------------------------------------------------ root host: at the machine's roots
+if [ "$V1_ALL" = 1 ]; then
+	POLICY=$W/root-limits.json CONTROL=$W/root-none.json
+	root_sbx() { # as root, the command runs as the person (run_as)
+		"$OWSBX" "$@" >"$TU_TMP/sbx.out" 2>"$TU_TMP/sbx.err" </dev/null
+		SBX_RC=$?
+		SBX_OUT=$(cat "$TU_TMP/sbx.out")
+		SBX_ERR=$(cat "$TU_TMP/sbx.err")
+	}
+	out=$("$OWSBX" report 2>&1)
+	like "$out" "limits.memory_processes_cpu .*landlock: cgroup v[12] \(" \
+		"root host: report names the hierarchy landlock uses"
+	root_sbx run --policy "$POLICY" -- "$PY" -c "$LIMITS_PY" show
+	is "$SBX_RC" 0 "root host: a session with limits runs" || diag "$(sbx_diag)"
+	limited_checks "root host" "$SBX_OUT"
+	stops_checks "root host" root_sbx run
+else
+	skip "this kernel lacks the memory, pids or cpu controller in cgroup v2 and v1" 15
+fi
+
+# ------------------------------------------- delegated: the person's own cgroup v2
+if [ -n "$V2" ] && cg_v2_offers memory pids cpu &&
+	[ "$(stat -c %u "$V2")" = 0 ]; then
+	D=$V2/owstest-deleg-$hx LEAF=$V2/owstest-deleg-$hx/leaf
+	ORIG=$V2$(sed -n 's/^0:://p' /proc/self/cgroup)
+	mkdir "$D"
+	owstest_rmdir_at_exit "$LEAF" "$D"
+	for f in memory pids cpu; do
+		grep -qw "$f" "$V2/cgroup.subtree_control" || echo "+$f" >"$V2/cgroup.subtree_control"
+	done
+	chown "$TU_UID:$TU_GID" "$D" "$D/cgroup.procs" "$D/cgroup.subtree_control" "$D/cgroup.threads"
+	echo "+memory +pids" >"$D/cgroup.subtree_control"
+	mkdir "$LEAF"
+	chown "$TU_UID:$TU_GID" "$LEAF" "$LEAF/cgroup.procs" "$LEAF/cgroup.threads"
+	# in_leaf CMD...: CMD (and what it starts) in the person's leaf; this shell back after.
+	in_leaf() {
+		local rc
+		echo $$ >"$LEAF/cgroup.procs" || return 125
+		"$@"
+		rc=$?
+		echo $$ >"$ORIG/cgroup.procs"
+		return $rc
+	}
+	leaf_sbx() { in_leaf sbx "$@"; }
+	as_user sh -c "echo '{}' >'$W/none.json'"
+	POLICY=$W/limits.json CONTROL=$W/none.json
+
+	in_leaf sbx report
+	like "$SBX_OUT" "limits.memory_processes_cpu .*landlock: cgroup v2 \(memory, pids, cpu\) delegated at $D" \
+		"delegated: report says landlock has cgroup v2 (memory, pids, cpu) delegated at the person's cgroup"
+	in_leaf sbx run --policy "$POLICY" -- "$PY" -c "$LIMITS_PY" show
+	is "$SBX_RC" 0 "delegated: a session with limits runs" || diag "$(sbx_diag)"
+	limited_checks "delegated" "$SBX_OUT"
+	like "$(cgroups_of "$SBX_OUT")" "^$D/owsandbox-[0-9a-f]{32}$" \
+		"delegated: the session's cgroup is beside the person's leaf, in their delegated cgroup"
+	ok "delegated: ... and gone after close" cgroups_gone "$SBX_OUT"
+	stops_checks "delegated" leaf_sbx run
+	is "$(cat "$D/cgroup.subtree_control")" "memory pids" \
+		"delegated: cpu, enabled for the sessions, is taken back: the person's cgroup is as found"
+	is "$(cd "$D" && ls -d owsandbox* 2>/dev/null)" "" "delegated: nothing of ours is left in it"
+
+	# A host killed with SIGKILL leaves its (empty) cgroup; the next session sweeps it.
+	echo $$ >"$LEAF/cgroup.procs"
+	as_user_bg "$OWSBX" run --policy "$POLICY" -- sleep 1000
+	echo $$ >"$ORIG/cgroup.procs"
+	poll 10 sh -c "ls -d '$D'/owsandbox-* >/dev/null 2>&1 && pgrep -u $TU_UID -x sleep >/dev/null"
+	ok "delegated: a session runs in its cgroup" sh -c "ls -d '$D'/owsandbox-* >/dev/null 2>&1"
+	kill -9 "$AS_USER_PID"
+	ok "delegated: after kill -9 of the host, its commands are gone" poll 5 owstest_no_user_procs
+	ok "delegated: ... and its cgroup stays behind, empty" sh -c "ls -d '$D'/owsandbox-* >/dev/null 2>&1"
+	in_leaf sbx run --policy "$POLICY" -- /bin/true
+	is "$SBX_RC" 0 "delegated: the next session runs"
+	is "$(cd "$D" && ls -d owsandbox* 2>/dev/null)" "" "delegated: ... and swept the stale cgroup"
+
+	# Not the person's: the leaf's parent given back to root refuses, naming what to do.
+	chown 0:0 "$D" "$D/cgroup.procs"
+	in_leaf sbx run --policy "$POLICY" -- /bin/true
+	is "$SBX_RC" 70 "delegated to nobody: refused (exit 70)"
+	like "$SBX_ERR" "not delegated to the person" "... saying the cgroup is not the person's"
+	like "$SBX_ERR" "systemd-run --user --scope" "... and naming what to do"
+	chown "$TU_UID:$TU_GID" "$D" "$D/cgroup.procs"
+else
+	skip "cgroup v2 here lacks the memory, pids or cpu controller (a hybrid machine keeps them in v1, which delegates nothing): the delegated case needs a cgroup v2 kernel (scripts/kernel-vm.sh)" 27
+fi
+
+owstest_check_clean
+done_testing
