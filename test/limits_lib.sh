@@ -14,7 +14,7 @@
 #   cg_v2_root       the cgroup v2 mount (/sys/fs/cgroup, /sys/fs/cgroup/unified) or nothing
 #   cg_v2_offers C.. succeeds when the cgroup v2 root offers every controller named
 
-# shellcheck disable=SC2016 # a python program, in single quotes on purpose
+# shellcheck shell=bash disable=SC2016,SC2034 # a python program in single quotes, used by the sourcer
 LIMITS_PY='
 import os, sys, signal, time
 

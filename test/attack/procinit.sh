@@ -51,9 +51,11 @@ def cgroup_limits():
     tried = []
     for line in open("/proc/self/cgroup"):
         _, ctrl, path = line.rstrip("\n").split(":", 2)
-        base = "/sys/fs/cgroup/" + (ctrl.replace("name=", "") if ctrl else "unified")
-        for f in ("memory.max", "pids.max", "memory.limit_in_bytes", "cpu.max", "cgroup.procs"):
-            p = base + path + "/" + f
+        # v2: unified at /sys/fs/cgroup, or beside v1 at /sys/fs/cgroup/unified
+        bases = ["/sys/fs/cgroup/" + ctrl.replace("name=", "")] if ctrl else \
+            ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]
+        for p in (b + path + "/" + f for b in bases for f in
+                  ("memory.max", "pids.max", "memory.limit_in_bytes", "cpu.max", "cgroup.procs")):
             if os.path.exists(p):
                 tried.append(p)
                 try:
@@ -101,7 +103,8 @@ steps = {
     "sys-drop-caches": lambda: write("/proc/sys/vm/drop_caches", b"3\n"),
     "sys-uevent-helper": lambda: write("/sys/kernel/uevent_helper", b"/tmp/x\n"),
     "cgroup-limits": cgroup_limits,
-    "sys-cgroup": lambda: os.mkdir("/sys/fs/cgroup/unified/owsbx-attack"),
+    "sys-cgroup": lambda: os.mkdir(("/sys/fs/cgroup/unified" if os.path.isdir("/sys/fs/cgroup/unified")
+                                    else "/sys/fs/cgroup") + "/owsbx-attack"),
     "self-oom": lambda: write("/proc/self/oom_score_adj", b"-1000\n"),
     "dev-fuse": lambda: devopen("/dev/fuse"),
     "dev-kvm": lambda: devopen("/dev/kvm"),

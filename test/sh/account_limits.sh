@@ -17,8 +17,6 @@ done
 PY=/usr/bin/python3
 
 inside() { owsbx run --provider account "$@"; }
-CUID=$(id -u "$CLOSED")
-alive() { ps -o stat= -u "$1" 2>/dev/null | grep -vc '^Z'; }
 policy() { # file json
 	echo "$2" >"$1"
 	chmod 0644 "$1"
@@ -26,10 +24,11 @@ policy() { # file json
 policy "$T/limits.json" \
 	'{"provider": "account", "limits": {"memory_mb": 64, "processes": 16, "cpu_percent": 50}}'
 policy "$T/none.json" '{"provider": "account"}'
-SEEN=
 
-# ------------------------------------------------------------ read back
-out=$(inside --policy "$T/limits.json" -- "$PY" -c "$LIMITS_PY" show 2>&1)
+# Few sessions: each takes seconds in the test VM.
+# ----------------------------------------- read back, fork bomb, balloon
+out=$(inside --policy "$T/limits.json" -- sh -c "'$PY' -c \"\$1\" show; '$PY' -c \"\$1\" forkbomb 40; exec '$PY' -c \"\$1\" balloon 256" sh "$LIMITS_PY" 2>&1)
+rc=$?
 SEEN=$out
 v=$(awk '$1 == "mem" {print $2}' <<<"$out")
 want=v1
@@ -49,18 +48,25 @@ if cg_v2_root >/dev/null; then
 	check "the session has a cgroup v2 group (cgroup.kill ends its tree)" \
 		grep -qE "^cgroup $(cg_v2_root)/owsandbox-[0-9a-f]{32}$" <<<"$out"
 fi
-
-# ------------------------------------------------------- what stops where
-out=$(inside --policy "$T/limits.json" -- "$PY" -c "$LIMITS_PY" forkbomb 40 2>&1)
-n=$(tail -1 <<<"$out")
-check "a fork bomb stops at the limit ($n of 40 started)" test "${n:-99}" -lt 16
-out=$(inside --policy "$T/limits.json" -- sh -c "'$PY' -c \"\$1\" show; exec '$PY' -c \"\$1\" balloon 256" sh "$LIMITS_PY" 2>&1)
-rc=$?
-SEEN="$SEEN"$'\n'"$out"
+n=$(grep -xE '[0-9]+' <<<"$out")
+check "a fork bomb stops at the limit (${n:-?} of 40 started)" test "${n:-99}" -lt 16
 check "a 256 MiB balloon is killed at the 64 MiB limit (exit $rc)" test "$rc" = 137
 check "... and never completes ($(grep got <<<"$out" | tail -1))" sh -c '! grep -q survived' <<<"$out"
-ctl=$(inside --policy "$T/none.json" -- "$PY" -c "$LIMITS_PY" spin 2 2>&1 | sed -n 's/^share //p')
-out=$(inside --policy "$T/limits.json" -- sh -c "'$PY' -c \"\$1\" show; exec '$PY' -c \"\$1\" spin 2" sh "$LIMITS_PY" 2>&1)
+
+# ------------------------------ no limits: the kill group, and the control
+out=$(inside --policy "$T/none.json" -- sh -c "'$PY' -c \"\$1\" show; exec '$PY' -c \"\$1\" spin 2" sh "$LIMITS_PY" 2>&1)
+SEEN="$SEEN"$'\n'"$out"
+ctl=$(sed -n 's/^share //p' <<<"$out")
+if cg_v2_root >/dev/null; then
+	check "without limits, the session still has a cgroup v2 group" \
+		grep -qE "^cgroup $(cg_v2_root)/owsandbox-[0-9a-f]{32}$" <<<"$out"
+	check "... with nothing limited in it" grep -qxE "pids (v2 max|-)" <<<"$out"
+else
+	skip "no cgroup v2 hierarchy is mounted" 2
+fi
+
+# ------------------------------------------------------- CPU and a daemon
+out=$(inside --policy "$T/limits.json" -- sh -c "'$PY' -c \"\$1\" show; '$PY' -c \"\$1\" spin 2; (setsid sleep 1000 &); (trap '' TERM HUP; nohup sleep 1001 >/dev/null 2>&1 &); echo started" sh "$LIMITS_PY" 2>&1)
 SEEN="$SEEN"$'\n'"$out"
 share=$(sed -n 's/^share //p' <<<"$out")
 if awk -v c="${ctl:-0}" 'BEGIN { exit !(c >= 0.85) }'; then
@@ -69,22 +75,9 @@ if awk -v c="${ctl:-0}" 'BEGIN { exit !(c >= 0.85) }'; then
 else
 	skip "the machine is too busy to measure: a spinner without the limit got only ${ctl:-?} of a core"
 fi
-out=$(inside --policy "$T/limits.json" -- sh -c "'$PY' -c \"\$1\" show; (setsid sleep 1000 &); (trap '' TERM HUP; nohup sleep 1001 >/dev/null 2>&1 &); echo started" sh "$LIMITS_PY" 2>&1)
-SEEN="$SEEN"$'\n'"$out"
 check "a double-forked daemon started" grep -q started <<<"$out"
-for _ in $(seq 50); do [ "$(alive "$CUID")" = 0 ] && break; sleep 0.1; done
-check "... and is gone after close" test "$(alive "$CUID")" = 0
-
-# ---------------------------------------------- no limits: the kill group
-if cg_v2_root >/dev/null; then
-	out=$(inside --policy "$T/none.json" -- "$PY" -c "$LIMITS_PY" show 2>&1)
-	SEEN="$SEEN"$'\n'"$out"
-	check "without limits, the session still has a cgroup v2 group" \
-		grep -qE "^cgroup $(cg_v2_root)/owsandbox-[0-9a-f]{32}$" <<<"$out"
-	check "... with nothing limited in it" grep -qxE "pids (v2 max|-)" <<<"$out"
-else
-	skip "no cgroup v2 hierarchy is mounted" 2
-fi
+for _ in $(seq 50); do [ -z "$(alive_of "$CLOSED")" ] && break; sleep 0.1; done
+check "... and is gone after close" test -z "$(alive_of "$CLOSED")"
 
 # ------------------------------------------------------------ as found
 for _ in $(seq 50); do cgroups_gone "$SEEN" && break; sleep 0.1; done
