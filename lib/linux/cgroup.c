@@ -225,7 +225,8 @@ static int plan_machine(struct plan *pl, unsigned want, ows_error *err)
 struct walk {
 	bool owned;            /* some ancestor is the person's */
 	unsigned lacking;      /* ... but the topmost one lacks these controllers */
-	bool busy;             /* ... or holds processes, so it cannot enable them */
+	bool busy;             /* ... or cannot enable them: it holds processes, or its
+				  cgroup.subtree_control is not the person's */
 	char last[PATH_MAX];
 };
 
@@ -255,9 +256,9 @@ static int find_delegated(int root, const char *own, unsigned want, struct walk 
 		snprintf(w->last, sizeof(w->last), "%s", p);
 		unsigned need = want & ~ctrls_at(fd, "cgroup.subtree_control");
 		w->lacking = need & ~ctrls_at(fd, "cgroup.controllers");
-		w->busy = need && !w->lacking && !is_empty(fd);
-		if (!need || (!w->lacking && !w->busy &&
-			      faccessat(fd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0))
+		w->busy = need && !w->lacking &&
+			  (!is_empty(fd) || faccessat(fd, "cgroup.subtree_control", W_OK, AT_EACCESS) != 0);
+		if (!need || (!w->lacking && !w->busy))
 			return fd;
 		close(fd);
 	}
@@ -312,8 +313,9 @@ static int plan_delegated(struct plan *pl, unsigned want, ows_error *err)
 				 "the person's delegated cgroup lacks controllers the limits need (%s)",
 				 names);
 	return ows__fail(err, OWS_EUNSUPPORTED, 0, where, hint_systemd,
-			 "the person's delegated cgroup holds processes, so it cannot enable "
-			 "controllers for a cgroup of the session (%s)", names);
+			 "the person's delegated cgroup cannot enable controllers for a cgroup of "
+			 "the session (%s): it holds processes, or its cgroup.subtree_control is "
+			 "not theirs", names);
 }
 
 static int plan_make(struct plan *pl, ows__cgroup_place place, unsigned want, ows_error *err)
