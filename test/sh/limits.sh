@@ -163,7 +163,7 @@ if [ -n "$V2" ] && cg_v2_offers memory pids cpu &&
 	like "$SBX_ERR" "systemd-run --user --scope" "... and naming what to do"
 	chown "$TU_UID:$TU_GID" "$D" "$D/cgroup.procs"
 else
-	skip "cgroup v2 here lacks the memory, pids or cpu controller (a hybrid machine keeps them in v1, which delegates nothing): the delegated case needs a cgroup v2 kernel (scripts/kernel-vm.sh)" 27
+	skip "cgroup v2 here lacks the memory, pids or cpu controller (a hybrid machine keeps them in v1, which delegates nothing): the delegated case needs a cgroup v2 kernel (scripts/kernel-vm.sh)" 26
 fi
 
 owstest_check_clean
