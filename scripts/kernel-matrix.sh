@@ -34,7 +34,7 @@ subset() {
 	6.1-nouserns) echo test/sh/verify.sh test/sh/net.sh test/sh/unix.sh test/sh/degraded.sh \
 		test/sh/account_wall.sh test/sh/attacks.sh ;;
 	6.12) echo test/sh/verify.sh test/sh/kernel.sh test/sh/account_wall.sh \
-		test/sh/machine_setup.sh ;;
+		test/sh/machine_setup.sh test/sh/account_limits.sh test/sh/limits.sh ;;
 	6.12-nosuid) echo test/sh/account_launcher.sh test/sh/account_wall.sh \
 		test/sh/machine_setup.sh ;;
 	esac
