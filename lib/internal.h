@@ -95,6 +95,7 @@ struct ows_config {
 	char *path;          /* "" for built-in defaults */
 	char *provider;      /* default provider */
 	ows_net net;         /* default network mode */
+	bool open_unscoped;  /* open_without_scopes = partial: run `open` partial without Landlock scopes */
 	ows__strv hosts;     /* machine's allow-list hosts */
 	char *private_root;  /* per-session private folders on disk here; NULL: the sandbox's own /tmp */
 	char *state_dir;     /* account provider: record, journal */
