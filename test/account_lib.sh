@@ -17,9 +17,12 @@
 #   owsbx ARGS...      `owsbx` as the person
 #   machine ARGS...    `owsbx machine sandbox ARGS --config CONF` as root
 #   ok/not_ok/skip/check/done_testing   TAP helpers
+#   OPEN_PARTIAL       "open_without_scopes = partial" in CONF where Landlock has no scopes
+#   need_landlock_abi N WHY COUNT, have_landlock_abi N   kernel guards (test/features.sh)
 
 set -u
 ROOT=${OWS_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "${BASH_SOURCE[0]}")/features.sh"
 N=0
 FAILED=0
 ok() { N=$((N + 1)); echo "ok $N - $*"; }
@@ -175,10 +178,15 @@ for f in $ETC_BACKUPS; do
 	[ -e "/etc/$f" ] && cp -a "/etc/$f" "$SNAP/etc/$f"
 done
 install -m 0755 "$ROOT/owsbx" "$BIN/owsbx"
+# Where Landlock has no scopes (ABI < 6), `open` runs partial only when the config says so
+# (see test/user.sh): the tests of `open` then test the rest of the open account's wall.
+OPEN_PARTIAL=""
+have_landlock_abi 6 || OPEN_PARTIAL="open_without_scopes = partial"
 cat >"$CONF" <<EOF
 ; a throwaway machine config for the account tests
 [sandbox]
 state_dir = $T/state
+$OPEN_PARTIAL
 [account]
 closed_user = $CLOSED
 open_user = $OPEN

@@ -15,6 +15,10 @@
 #   skip_all REASON                "1..0 # SKIP REASON", exit 0
 #   bail_out REASON                "Bail out! REASON", exit 255
 #   done_testing                   prints the plan "1..N", exits 1 if anything failed
+#   need_landlock_abi N WHY [COUNT], need_userns WHY [COUNT], need_legacy_tiocsti WHY [COUNT]
+#                                  skip the file (no COUNT) or COUNT tests, with the reason,
+#                                  where the kernel lacks it; landlock_abi, have_userns...
+#                                  (test/features.sh)
 #
 # The output is plain TAP (version 12): test/run.sh counts the lines.
 
@@ -28,6 +32,8 @@ export OWSTEST_DIR OWSTEST_ROOT
 
 # The system python, never a shim from root's PATH: it is what the sandbox sees too.
 PY=/usr/bin/python3
+
+. "$OWSTEST_DIR/features.sh"
 
 diag() {
 	local l
