@@ -102,7 +102,7 @@ import json, sys
 d = json.loads(sys.stdin.read())
 print(d["passed"])
 for c in d["checks"]:
-    if c["name"] == "abstract socket unreachable":
+    if c["name"].startswith("abstract socket unreachable "):
         print(c["passed"], c.get("partial"), c["detail"])
 print(sum(1 for c in d["checks"] if not c["passed"] and not c.get("partial")))' <<<"$SBX_OUT" 2>&1)
 	mapfile -t L <<<"$D"
