@@ -414,8 +414,9 @@ static void parse(int argc, char **argv)
 			rq.guarded[rq.nguarded].pin = opt[2] == 'p';
 			rq.nguarded++;
 		} else if (strcmp(opt, "--open-without-scopes") == 0 && !rq.open_unscoped) {
-			/* The caller's own session only: what it reaches then is what the open
-			 * account reaches in the host's network, as the caller could anyway. */
+			/* The caller's choice for its own session only (the host refuses it
+			 * unless the config makes it): where Landlock has no scopes, its commands
+			 * then reach the host's abstract sockets as the open account. */
 			if (strcmp(val, "partial") != 0)
 				refuse("--open-without-scopes takes only partial", val, EINVAL);
 			rq.open_unscoped = true;
