@@ -8,6 +8,7 @@
  *   hosts = github.com:443, pypi.org
  *   private_root = /var/tmp      ; private folders on disk here (default: the sandbox's own /tmp)
  *   state_dir = /var/lib/owsandbox
+ *   open_without_scopes = refuse ; refuse | partial: `open` where Landlock has no scopes
  *
  *   [landlock]
  *   root_runs_as = nobody        ; the account commands run as under a root host
@@ -177,6 +178,12 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		}
 		if (strcmp(name, "hosts") == 0)
 			return add_list(ctx, &c->hosts, value);
+		if (strcmp(name, "open_without_scopes") == 0) {
+			if (strcmp(value, "refuse") != 0 && strcmp(value, "partial") != 0)
+				return bad_value(ctx, name, value, "use refuse or partial");
+			c->open_unscoped = value[0] == 'p';
+			return 1;
+		}
 		if (strcmp(name, "private_root") == 0 || strcmp(name, "state_dir") == 0) {
 			if (!ows__plat_path_is_absolute(value))
 				return bad_value(ctx, name, value, "give an absolute path");

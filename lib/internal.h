@@ -95,6 +95,7 @@ struct ows_config {
 	char *path;          /* "" for built-in defaults */
 	char *provider;      /* default provider */
 	ows_net net;         /* default network mode */
+	bool open_unscoped;  /* open_without_scopes = partial: run `open` partial without Landlock scopes */
 	ows__strv hosts;     /* machine's allow-list hosts */
 	char *private_root;  /* per-session private folders on disk here; NULL: the sandbox's own /tmp */
 	char *state_dir;     /* account provider: record, journal */
@@ -203,8 +204,23 @@ OWS__HIDDEN void ows__audit_close(ows__audit *a);
 typedef struct ows__check {
 	char name[160];
 	char detail[160];
-	int passed;
+	int passed;          /* 1, 0, or OWS__CHECK_PARTIAL */
 } ows__check;
+
+/* Failed, for a promise the session runs partial on purpose: recorded, not demanded. */
+#define OWS__CHECK_PARTIAL 2
+
+/*
+ * A promise this machine cannot keep, which a session runs without because
+ * the person chose to (never by default): on the session's events and in
+ * its proof.  Static strings: the init side carries them too.
+ */
+typedef struct ows__partial {
+	const char *promise; /* a row of `owsbx report`: "unix_sockets.outside" */
+	const char *why;     /* what is not kept, and what would keep it */
+} ows__partial;
+
+#define OWS__MAX_PARTIAL 4
 
 /* {"passed": bool, "provider": ..., "checks": [...]} ; caller frees. */
 OWS__HIDDEN char *ows__proof_json(const char *provider, const char *network,
@@ -271,7 +287,9 @@ struct ows_session {
 	const ows__provider *ops;
 	void *impl;
 	ows_net net;
-	const char *enforcement; /* static string */
+	const char *enforcement; /* static string: "full", "partial" (see partial) or "none" */
+	ows__partial partial[OWS__MAX_PARTIAL]; /* what is not kept, set by the provider's open */
+	int npartial;
 	char *proof_json;
 	char *private_dir;
 	char *default_cwd;       /* first read-write folder, else the private home */

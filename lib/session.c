@@ -39,9 +39,13 @@ char *ows__proof_json(const char *provider, const char *network, const ows__chec
 	bool ok = n > 0;
 	json_t *arr = json_array();
 	for (size_t i = 0; arr && i < n; i++) {
-		json_array_append_new(arr, json_pack("{s:s, s:b, s:s}", "name", checks[i].name,
-						     "passed", checks[i].passed, "detail",
-						     checks[i].detail));
+		/* A partial check failed, for a promise the session runs without on purpose. */
+		bool partial = checks[i].passed == OWS__CHECK_PARTIAL;
+		json_t *c = json_pack("{s:s, s:b, s:s}", "name", checks[i].name, "passed",
+				      checks[i].passed == 1, "detail", checks[i].detail);
+		if (c && partial)
+			json_object_set_new(c, "partial", json_true());
+		json_array_append_new(arr, c);
 		if (!checks[i].passed)
 			ok = false;
 	}
@@ -52,6 +56,18 @@ char *ows__proof_json(const char *provider, const char *network, const ows__chec
 	if (all_passed)
 		*all_passed = ok;
 	return s;
+}
+
+/* [{"promise", "why"}] of what the session runs without, or NULL when it keeps every promise. */
+static json_t *partial_json(const ows_session *s)
+{
+	if (s->npartial == 0)
+		return NULL;
+	json_t *a = json_array();
+	for (int i = 0; a && i < s->npartial; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s}", "promise", s->partial[i].promise,
+						   "why", s->partial[i].why));
+	return a;
 }
 
 static json_t *folders_json(const ows_policy *p)
@@ -154,15 +170,18 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 		session_free(s);
 		goto out_config;
 	}
+	/* A wall with a promise it cannot keep here says so on every event. */
+	if (s->npartial && strcmp(s->enforcement, "full") == 0)
+		s->enforcement = "partial";
 	if (policy->has_limit[OWS_LIMIT_WALL_SECONDS]) {
 		s->has_wall_limit = true;
 		s->deadline_ms = ows__now_ms() + (int64_t)policy->limit[OWS_LIMIT_WALL_SECONDS] * 1000;
 	}
 	ows__audit_emit(&s->audit, "open",
-			json_pack("{s:s, s:s, s:s, s:o, s:s, s:s?}", "provider", s->ops->name,
+			json_pack("{s:s, s:s, s:s, s:o*, s:o, s:s, s:s?}", "provider", s->ops->name,
 				  "network", ows__net_name(s->net), "enforcement", s->enforcement,
-				  "folders", folders_json(policy), "private_dir", s->private_dir,
-				  "shared", s->agent_text));
+				  "partial", partial_json(s), "folders", folders_json(policy),
+				  "private_dir", s->private_dir, "shared", s->agent_text));
 	json_t *pj = json_loads(s->proof_json ? s->proof_json : "{}", 0, NULL);
 	ows__audit_emit(&s->audit, "proof", pj);
 	*out = s;
@@ -272,16 +291,17 @@ int ows_session_spawn(ows_session *s, const char *const argv[], const ows_spawn_
 		json_array_append_new(args, json_string(argv[i]));
 	if (rc < 0) {
 		ows__audit_emit(&s->audit, "spawn",
-				json_pack("{s:o, s:s, s:s, s:s, s:b, s:s}", "argv", args, "cwd", cwd,
-					  "provider", s->ops->name, "enforcement", s->enforcement,
-					  "started", 0, "error", err ? err->what : ows_err_name(rc)));
+				json_pack("{s:o, s:s, s:s, s:s, s:o*, s:b, s:s}", "argv", args, "cwd",
+					  cwd, "provider", s->ops->name, "enforcement", s->enforcement,
+					  "partial", partial_json(s), "started", 0, "error",
+					  err ? err->what : ows_err_name(rc)));
 		free(p);
 		return rc;
 	}
 	ows__audit_emit(&s->audit, "spawn",
-			json_pack("{s:o, s:s, s:s, s:s, s:b, s:i}", "argv", args, "cwd", cwd,
+			json_pack("{s:o, s:s, s:s, s:s, s:o*, s:b, s:i}", "argv", args, "cwd", cwd,
 				  "provider", s->ops->name, "enforcement", s->enforcement,
-				  "started", 1, "proc", (int)p->id));
+				  "partial", partial_json(s), "started", 1, "proc", (int)p->id));
 	p->next = s->procs;
 	s->procs = p;
 	*out = p;

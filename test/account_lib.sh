@@ -17,8 +17,10 @@
 #   owsbx ARGS...      `owsbx` as the person
 #   machine ARGS...    `owsbx machine sandbox ARGS --config CONF` as root
 #   ok/not_ok/skip/check/done_testing   TAP helpers
-#   need_landlock_abi, need_userns...   kernel guards (test/features.sh); the file-level
-#                      form (no COUNT) tears the setup down on its way out
+#   OPEN_PARTIAL       "open_without_scopes = partial" in CONF where Landlock has no scopes
+#   need_landlock_abi N WHY COUNT, have_landlock_abi N, need_userns...   kernel guards
+#                      (test/features.sh); the file-level form (no COUNT) tears the
+#                      setup down on its way out
 
 set -u
 ROOT=${OWS_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -177,10 +179,15 @@ chmod 0700 "$SNAP"
 chmod 0755 "$BIN"
 owstest_etc_snapshot "$SNAP/etc" || { echo "Bail out! cannot snapshot the /etc backups"; exit 255; }
 install -m 0755 "$ROOT/owsbx" "$BIN/owsbx"
+# Where Landlock has no scopes (ABI < 6), `open` runs partial only when the config says so
+# (see test/user.sh): the tests of `open` then test the rest of the open account's wall.
+OPEN_PARTIAL=""
+have_landlock_abi 6 || OPEN_PARTIAL="open_without_scopes = partial"
 cat >"$CONF" <<EOF
 ; a throwaway machine config for the account tests
 [sandbox]
 state_dir = $T/state
+$OPEN_PARTIAL
 [account]
 closed_user = $CLOSED
 open_user = $OPEN

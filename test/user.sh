@@ -16,6 +16,12 @@
 #   owstest_check_clean     TAP: nothing of a session left (no folder, no process)
 #   owstest_cleanup         idempotent; runs from the EXIT trap, on failure too
 #
+# Where Landlock has no scopes (ABI < 6, before Linux 6.12), `open` runs only partial and
+# only when the config says open_without_scopes = partial: the person's commands then get
+# OWSBX_CONFIG naming a config that says so (TU_OPEN_PARTIAL is that line, empty on newer
+# kernels, for tests that write configs of their own), so that the tests of `open` test the
+# rest of its wall there. test/sh/open_partial.sh tests the refusal and the partial itself.
+#
 # The person: TU (owstest_<6 hex>), TU_UID, TU_GID, TU_HOME (0700) holding a fake
 # ~/.ssh/id_ed25519 (loaded in a running ssh-agent), ~/.bashrc 0644 with TU_MARKER,
 # ~/secret.txt with TU_SECRET, ~/project (TU_WORK, a folder to share rw) and ~/project-ro
@@ -307,6 +313,13 @@ owstest_user_setup() {
 		"GITHUB_TOKEN=ghp_fake" "AWS_SECRET_ACCESS_KEY=fake" "MY_PASSWORD=fake"
 		"SESSION_COOKIE=fake"
 	)
+	TU_OPEN_PARTIAL=""
+	if ! have_landlock_abi 6; then
+		TU_OPEN_PARTIAL="open_without_scopes = partial"
+		printf '[sandbox]\n%s\n' "$TU_OPEN_PARTIAL" >"$TU_BIN_DIR/config.ini"
+		chmod 0644 "$TU_BIN_DIR/config.ini"
+		TU_ENV+=("OWSBX_CONFIG=$TU_BIN_DIR/config.ini")
+	fi
 
 	{
 		printf '# ~/.bashrc of a throwaway test person\n%s\n' "$TU_MARKER" >"$home/.bashrc"
@@ -329,7 +342,7 @@ owstest_user_setup() {
 	owstest_fixture_pid "$TU_AGENT_PID"
 	as_user ssh-add -q "$home/.ssh/id_ed25519" </dev/null 2>/dev/null ||
 		bail_out "ssh-add failed"
-	export TU TU_UID TU_GID TU_HOME TU_WORK TU_RO TU_AGENT_SOCK OWSBX
+	export TU TU_UID TU_GID TU_HOME TU_WORK TU_RO TU_AGENT_SOCK OWSBX TU_OPEN_PARTIAL
 }
 
 # tcp_server TOKEN: a root TCP server on 127.0.0.1:<random port> that sends TOKEN to each

@@ -26,6 +26,7 @@
  *                [--proxy-port N]                  (allowlist: 47800-47899)
  *                [--memory-mb N] [--processes N] [--cpu-percent N]
  *                [--probe-socket ABS]...
+ *                [--open-without-scopes partial]   (--net open only)
  *   owsbx-launch cleanup --session HEX32
  *
  * `session` creates the private folder <state_dir>/sandboxes/<id>/ owned by
@@ -123,6 +124,7 @@ struct request {
 	int nguarded;
 	const char *masks[MAX_MASKS];
 	int nmasks;
+	bool open_unscoped; /* the caller runs `open` partial where Landlock has no scopes */
 };
 
 static struct conf conf;
@@ -410,6 +412,13 @@ static void parse(int argc, char **argv)
 			rq.guarded[rq.nguarded].path = val;
 			rq.guarded[rq.nguarded].pin = opt[2] == 'p';
 			rq.nguarded++;
+		} else if (strcmp(opt, "--open-without-scopes") == 0 && !rq.open_unscoped) {
+			/* The caller's choice for its own session only (the host refuses it
+			 * unless the config makes it): where Landlock has no scopes, its commands
+			 * then reach the host's abstract sockets as the open account. */
+			if (strcmp(val, "partial") != 0)
+				refuse("--open-without-scopes takes only partial", val, EINVAL);
+			rq.open_unscoped = true;
 		} else if (strcmp(opt, "--probe-socket") == 0) {
 			struct stat st;
 			if (rq.nsockets >= MAX_SOCKETS || !ows__launch_path_is_canonical(val) ||
@@ -429,6 +438,8 @@ static void parse(int argc, char **argv)
 	/* The closed account for none and allowlist, the open one for open: never crossed. */
 	if (rq.closed != (rq.net != OWS_NET_OPEN))
 		refuse("--net does not go with --account", NULL, EINVAL);
+	if (rq.open_unscoped && rq.net != OWS_NET_OPEN)
+		refuse("--open-without-scopes goes with --net open only", NULL, EINVAL);
 	if ((rq.net == OWS_NET_ALLOWLIST) != (rq.proxy_port != 0))
 		refuse("--proxy-port goes with --net allowlist, and only there", NULL, EINVAL);
 	for (int i = 0; i < rq.nfolders; i++)
@@ -593,7 +604,7 @@ static void plan_view(ows__strv *keep)
 		.guard = guard, .nguard = (size_t)rq.nguarded, .private_disk = private_dir,
 		.masks = rq.masks, .nmasks = (size_t)rq.nmasks,
 	};
-	if (ows__net_plan(&plan, rq.net, &e) < 0 || ows__view_plan(&plan, keep, &view, &e) < 0)
+	if (ows__net_plan(&plan, rq.net, rq.open_unscoped, &e) < 0 || ows__view_plan(&plan, keep, &view, &e) < 0)
 		refuse(e.what, e.where[0] ? e.where : NULL, e.sys_errno ? e.sys_errno : EINVAL);
 }
 

@@ -168,8 +168,8 @@ static int cmp_folder(const void *a, const void *b)
 
 static int build_argv(ows__strv *av, const ows_policy *policy, const ows__folder *folders,
 		      size_t nf, const ows__guard_list *guard, const ows__strv *masks,
-		      const char *id, ows_net net, const char *home, int proxy_port,
-		      ows_error *err)
+		      const char *id, ows_net net, bool partial, const char *home,
+		      int proxy_port, ows_error *err)
 {
 	int rc = 0;
 	const char *fixed[] = {"owsbx-launch", "session",
@@ -177,6 +177,8 @@ static int build_argv(ows__strv *av, const ows_policy *policy, const ows__folder
 			       "--net", ows__net_name(net), "--session", id};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(fixed) && rc == 0; i++)
 		rc = ows__strv_push(av, fixed[i], err);
+	if (rc == 0 && partial && (rc = ows__strv_push(av, "--open-without-scopes", err)) == 0)
+		rc = ows__strv_push(av, "partial", err);
 	for (size_t i = 0; i < nf && rc == 0; i++) {
 		rc = ows__strv_push(av, folders[i].access == OWS_ACCESS_RW ? "--rw" : "--ro", err);
 		if (rc == 0)
@@ -324,6 +326,13 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	if ((rc = ows__machine_check(config, &setup, err)) < 0 ||
 	    (rc = check_limits(policy, err)) < 0)
 		return rc;
+	/* What the launcher's planner will run without (the same question, view.c): refused
+	 * here already unless the person chose it, as under landlock. */
+	ows__partial partial[OWS__MAX_PARTIAL];
+	int npartial;
+	if ((rc = ows__net_partial(s->net, ows__landlock_abi(), config->open_unscoped, partial,
+				   &npartial, err)) < 0)
+		return rc;
 
 	struct account_impl *ai = ows__calloc(1, sizeof(*ai), err);
 	if (!ai)
@@ -416,8 +425,8 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	 * ACL entries do that only on nodes the person owns. */
 	if ((rc = ows__mask_read_only(folders, nf, NULL, 0, OWS_LAUNCH_MAX_MASKS, &masks,
 				      err)) < 0 ||
-	    (rc = build_argv(&av, policy, folders, nf, &guard, &masks, s->id, s->net, home,
-			     proxy_port, err)) < 0 ||
+	    (rc = build_argv(&av, policy, folders, nf, &guard, &masks, s->id, s->net,
+			     npartial > 0, home, proxy_port, err)) < 0 ||
 	    (rc = start_launcher(ai, av.v, err)) < 0)
 		goto fail;
 	rc = ows__ctl_receive_proof(s, &ai->ctl, "account", err);
@@ -432,6 +441,8 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	ows__guard_free(&guard);
 	ows__strv_free(&masks);
 	s->enforcement = "full";
+	memcpy(s->partial, partial, sizeof(partial));
+	s->npartial = npartial;
 	s->impl = ai;
 	ows__strv_free(&av);
 	free(folders);

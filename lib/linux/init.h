@@ -73,6 +73,8 @@ struct ows__plan {
 	uint64_t handled_net;
 	uint64_t scoped;
 	ows__seccomp seccomp;
+	ows__partial partial[OWS__MAX_PARTIAL]; /* promises run without on purpose (view.c) */
+	int npartial;
 
 	/* the proof */
 	ows_net net;

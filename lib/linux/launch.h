@@ -27,7 +27,9 @@
  *   session  --account closed|open --net none|allowlist|open --session ID
  *            --rw ABS, --ro ABS, --home ABS, --guard ABS, --pin ABS, --mask ABS,
  *            --proxy-port N (allowlist only, in 47800-47899),
- *            --memory-mb N, --processes N, --cpu-percent N, --probe-socket ABS
+ *            --memory-mb N, --processes N, --cpu-percent N, --probe-socket ABS,
+ *            --open-without-scopes partial (--net open only: run it partial where
+ *            Landlock has no scopes, ows__net_partial)
  *   cleanup  --session ID
  * ABS is absolute and canonical (ows__launch_path_is_canonical); --guard and
  * --pin lie inside a --rw folder; --mask is a FIFO or socket inside a folder

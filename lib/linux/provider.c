@@ -113,11 +113,16 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 		snprintf(why, sizeof(why), "%s: %s", llwhy, llfix);
 	}
 	add(caps, "landlock.filesystem", abi >= 1 ? "enforced" : "unavailable", why);
+	/* What an older ABI lacks, the namespaces keep (view.c); only `open` is partial. */
 	add(caps, "landlock.tcp", abi >= 4 ? "enforced" : "unavailable",
-	    abi >= 4 ? "TCP bind and connect rules (ABI 4)" : "needs Landlock ABI 4 (Linux 6.7)");
+	    abi >= 4 ? "TCP bind and connect rules (ABI 4)"
+		     : "needs Landlock ABI 4 (Linux 6.7); `none` keeps TCP out without it (its own "
+		       "network, seccomp allows only unix sockets)");
 	add(caps, "landlock.scopes", abi >= 6 ? "enforced" : "unavailable",
 	    abi >= 6 ? "abstract unix sockets and signals scoped (ABI 6)"
-		     : "needs Landlock ABI 6 (Linux 6.12)");
+		     : "needs Landlock ABI 6 (Linux 6.12); without it the own PID namespace keeps "
+		       "signals in, and the own network namespace of `none` and `allowlist` keeps "
+		       "abstract sockets out; `open` has none (see network.open)");
 	add(caps, "seccomp", seccomp ? "enforced" : "unavailable",
 	    seccomp ? "sockets, io_uring, namespaces, keyring, TIOCSTI and set-ID modes filtered"
 		    : "the kernel has no seccomp filter support");
@@ -145,15 +150,31 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 		    "folders are not walked.  The account provider has none of them");
 	add(caps, "network.none", base ? "enforced" : "unavailable",
 	    "own network namespace; only unix sockets may be created");
-	add(caps, "network.open", base && abi >= 6 ? "enforced" : "unavailable",
-	    base && abi >= 6 ? "any host; abstract sockets outside stay unreachable"
-			     : "needs Landlock ABI 6 to keep abstract unix sockets out");
+	bool unscoped_ok = config && config->open_unscoped;
+	if (!base || abi >= 6)
+		add(caps, "network.open", base ? "enforced" : "unavailable",
+		    base ? "any host; abstract sockets outside stay unreachable (Landlock scope)"
+			 : "needs Landlock, seccomp and namespaces (see above)");
+	else if (unscoped_ok)
+		add(caps, "network.open", "partial",
+		    "abstract unix sockets outside reachable (needs Landlock ABI 6, Linux 6.12); "
+		    "run partial because the config says open_without_scopes = partial");
+	else
+		add(caps, "network.open", "unavailable",
+		    "refused: abstract unix sockets outside would be reachable (needs Landlock "
+		    "ABI 6, Linux 6.12); open_without_scopes = partial in [sandbox] of the "
+		    "config runs it partial");
 	add(caps, "network.allowlist", base ? "enforced" : "unavailable",
 	    "own network namespace; the one way out is the session's allow-list proxy");
 	add(caps, "unix_sockets.outside", base ? "enforced" : "unavailable",
-	    "ssh-agent, session bus and docker sockets are not in the sandbox's root");
+	    abi >= 6 ? "ssh-agent, session bus and docker sockets are not in the sandbox's root; "
+		       "abstract sockets: own network namespace, Landlock scope in `open`"
+		     : "ssh-agent, session bus and docker sockets are not in the sandbox's root; "
+		       "abstract sockets: own network namespace (`none`, `allowlist`; `open`: "
+		       "see network.open)");
 	add(caps, "signals.outside", base ? "enforced" : "unavailable",
-	    "own PID namespace and Landlock signal scope");
+	    abi >= 6 ? "own PID namespace and Landlock signal scope"
+		     : "own PID namespace: no process outside has a PID inside");
 	add(caps, "processes.end_with_session", base ? "enforced" : "unavailable",
 	    "every process is in the session's PID namespace, which ends with it");
 	add(caps, "secrets.environment", "enforced",

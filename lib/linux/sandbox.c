@@ -352,7 +352,8 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	li->pv.lock_fd = -1;
 
 	ows__cgroup_init(&li->cgroup);
-	if ((rc = plan_limits(li, policy, s->id, err)) < 0 || (rc = ows__net_plan(p, s->net, err)) < 0 ||
+	if ((rc = plan_limits(li, policy, s->id, err)) < 0 ||
+	    (rc = ows__net_plan(p, s->net, config->open_unscoped, err)) < 0 ||
 	    (rc = plan_identity(p, policy, config, li, &home, &user, err)) < 0)
 		goto fail;
 	p->home = home;
@@ -446,6 +447,8 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		goto fail;
 	}
 	s->enforcement = "full";
+	memcpy(s->partial, p->partial, sizeof(s->partial));
+	s->npartial = p->npartial;
 	s->impl = li;
 	free(p);
 	return 0;

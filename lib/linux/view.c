@@ -257,7 +257,51 @@ int ows__view_plan(struct ows__plan *p, ows__strv *keep, const struct ows__view 
 	return plan_skeleton(p, keep, err);
 }
 
-int ows__net_plan(struct ows__plan *p, ows_net net, ows_error *err)
+/*
+ * What each Landlock ABI lacks, and what keeps the promise anyway (the
+ * kernel's own advice: handle only what the ABI knows, best effort):
+ *   TCP rules (ABI 4): `none` has a network of its own with no interface
+ *     but a loopback that is down, and seccomp lets only AF_UNIX sockets be
+ *     made; `allowlist` never relied on them (its one way out is handed in).
+ *   truncate (ABI 3), device ioctl (ABI 5): what may not be written is
+ *     mounted read-only; the devices are a handful, TIOCSTI refused by seccomp.
+ *   scopes (ABI 6): signals stay in the sandbox's own PID namespace in every
+ *     mode (no process outside has a PID inside); abstract unix sockets stay
+ *     in the sandbox's own network namespace in `none` and `allowlist`.
+ * Only `open` shares the host's network namespace, where the machine's
+ * abstract sockets are (an X server's among them, which admits the person's
+ * own uid without a cookie): without the scope nothing keeps them out, so
+ * `open` there is refused unless the person chose to run it partial.
+ */
+int ows__net_partial(ows_net net, int abi, bool open_unscoped, ows__partial *out, int *n,
+		     ows_error *err)
+{
+	*n = 0;
+	if (net != OWS_NET_OPEN || abi >= 6)
+		return 0;
+	if (!open_unscoped)
+		return ows__fail(err, OWS_EUNSUPPORTED, 0, "network open",
+				 "use --net none or allowlist (both keep it), a kernel with Landlock "
+				 "ABI 6 (Linux 6.12+), or run `open` partial: open_without_scopes = "
+				 "partial in [sandbox] of the config",
+				 "this kernel cannot keep abstract unix sockets outside the sandbox in "
+				 "`open` (Landlock ABI %d has no scopes; needs 6)", abi);
+	out[(*n)++] = (ows__partial){
+		OWS__PROMISE_UNIX_OUTSIDE,
+		"abstract unix sockets outside are reachable: `open` shares the host's network "
+		"and this kernel's Landlock has no scopes (needs ABI 6, Linux 6.12)"};
+	return 0;
+}
+
+bool ows__plan_is_partial(const struct ows__plan *p, const char *promise)
+{
+	for (int i = 0; i < p->npartial; i++)
+		if (strcmp(p->partial[i].promise, promise) == 0)
+			return true;
+	return false;
+}
+
+int ows__net_plan(struct ows__plan *p, ows_net net, bool open_unscoped, ows_error *err)
 {
 	p->abi = ows__landlock_abi();
 	if (p->abi < 1)
@@ -265,14 +309,9 @@ int ows__net_plan(struct ows__plan *p, ows_net net, ows_error *err)
 				 "boot a kernel with Landlock enabled (lsm=landlock), or set up the "
 				 "account provider",
 				 "Landlock is not available in this kernel");
-	/* In its own network namespace an abstract socket outside is out of reach anyway;
-	 * `open` shares the host's, where only a Landlock scope keeps them out. */
-	if (net == OWS_NET_OPEN && p->abi < 6)
-		return ows__fail(err, OWS_EUNSUPPORTED, 0, "network open",
-				 "use --net none or allowlist, or a kernel with Landlock ABI 6 "
-				 "(Linux 6.12+)",
-				 "this kernel cannot keep abstract unix sockets outside the sandbox "
-				 "(Landlock ABI %d, needs 6)", p->abi);
+	int rc = ows__net_partial(net, p->abi, open_unscoped, p->partial, &p->npartial, err);
+	if (rc < 0)
+		return rc;
 	p->handled_fs = ows__landlock_fs_all(p->abi);
 	p->handled_net = 0;
 	if (net == OWS_NET_NONE && p->abi >= 4)

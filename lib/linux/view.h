@@ -52,9 +52,28 @@ struct ows__view {
  * The network decision, made once from the mode: the namespaces to clone
  * (a network namespace of its own unless `open`), Landlock's handled rights
  * and scopes, and the seccomp filter.  Call it first: the view depends on it.
- * OWS_EUNSUPPORTED, with the reason, when this kernel cannot build the wall.
+ * OWS_EUNSUPPORTED, with the reason, when this kernel cannot build the wall;
+ * `open_unscoped` (the config's open_without_scopes = partial) runs `open`
+ * partial instead where Landlock has no scopes, listed in p->partial.
  */
-OWS__HIDDEN int ows__net_plan(struct ows__plan *p, ows_net net, ows_error *err);
+OWS__HIDDEN int ows__net_plan(struct ows__plan *p, ows_net net, bool open_unscoped,
+			      ows_error *err);
+
+/*
+ * What a session in `net` cannot keep on Landlock ABI `abi`: written to
+ * out[OWS__MAX_PARTIAL], the count in *n.  OWS_EUNSUPPORTED, with the
+ * reason and the ways out, when something is missing and `open_unscoped`
+ * does not accept it.  The account provider's host asks this before it
+ * starts the launcher, whose planner asks it again.
+ */
+OWS__HIDDEN int ows__net_partial(ows_net net, int abi, bool open_unscoped, ows__partial *out,
+				 int *n, ows_error *err);
+
+/* The plan runs without `promise` (a name of ows__partial), on purpose. */
+OWS__HIDDEN bool ows__plan_is_partial(const struct ows__plan *p, const char *promise);
+
+/* The promise `open` cannot keep without Landlock scopes. */
+#define OWS__PROMISE_UNIX_OUTSIDE "unix_sockets.outside"
 
 /*
  * The view's mounts, skeleton and Landlock rules.  Strings the plan points at

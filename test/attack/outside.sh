@@ -1,18 +1,66 @@
-# Session folders outside the home (/srv/work, /data): the same under both providers.
+# Abstract unix sockets and processes outside: a server the person listens on at an
+# abstract name, and a process of the person's, are out of reach from inside in every
+# mode, kept by Landlock's scopes (ABI 6) or, where there are none, by the sandbox's own
+# network (none, allowlist) and PID (every mode) namespaces. `open` without scopes shares
+# the host's abstract sockets: it runs only partial (CONF chooses it there) and says so on
+# its spawn event; that the socket is reachable then is checked too, since it is said.
 ATTACKS="$ATTACKS outside"
 
-OUTSIDE=/srv/owstest-$HEX
-mkdir -p "$OUTSIDE" && chown "$PERSON:" "$OUTSIDE" && chmod 0755 "$OUTSIDE"
-outside_cleanup() { rm -rf "$OUTSIDE"; }
-ATTACK_CLEANUPS="${ATTACK_CLEANUPS:-} outside_cleanup"
+OUTSIDE_SERVER='
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("\0" + sys.argv[1]); s.listen(8)
+print("ready", flush=True)
+while True:
+    c, _ = s.accept(); c.sendall((sys.argv[1] + "\n").encode()); c.close()
+'
+OUTSIDE_EVENTS='
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["event"] == "spawn":
+        print(e["enforcement"], ",".join(p["promise"] for p in e.get("partial", [])) or "-")
+'
 
 attack_outside() {
-	local out
-	out=$(owsbx run --provider "$P" --net "$NET" --rw "$OUTSIDE" -- \
-		sh -c "echo made-$P-$NET > '$OUTSIDE/f' && cat '$OUTSIDE/f' && ls /srv" 2>&1)
-	like "$out" "^made-$P-$NET" "$(tag) a read-write folder outside the home is usable"
-	check "$(tag) ... and what was made there is the person's to read" \
-		as_person grep -q "made-$P-$NET" "$OUTSIDE/f"
-	unlike "$out" "owstest-.*owstest-|lost\\+found" "$(tag) ... while its neighbours under /srv stay out of view"
-	as_person rm -f "$OUTSIDE/f"
+	local name=owstest-out-$HEX-$RANDOM srv victim bg out partial=no ev=$OUT/events.jsonl
+	[ "$NET" = open ] && ! have_landlock_abi 6 && partial=yes
+	rm -f "$OUT/srv.ready"
+	as_person "$PY" -c "$OUTSIDE_SERVER" "$name" >"$OUT/srv.ready" 2>/dev/null &
+	srv=$!
+	as_person sleep 300 &
+	victim=$!
+	bg="$srv $victim"
+	# as_person's runuser forks: the server and the sleep are its children
+	for _ in $(seq 200); do
+		grep -q ready "$OUT/srv.ready" 2>/dev/null && pgrep -P "$victim" -x sleep >/dev/null && break
+		sleep 0.05
+	done
+	srv="$srv $(pgrep -P "$srv")"
+	victim=$(pgrep -P "$victim" -x sleep || echo "$victim")
+	out=$(as_person "$PY" -c "$PROBE_TEXT" "connect_abstract $name" 2>&1)
+	check "$(tag) control: outside, the person reaches its abstract socket" test "$out" = "OK:$name"
+
+	as_person rm -f "$ev"
+	out=$(sbx --events "$ev" -- "$PY" -c "$PROBE_TEXT" "connect_abstract $name" "kill $victim 0" 2>&1)
+	mapfile -t R <<<"$out"
+	if [ $partial = yes ]; then
+		check "$(tag) ABI $(landlock_abi), no scopes: the abstract socket is reachable, as the session says" \
+			test "${R[0]}" = "OK:$name"
+		check "$(tag) ABI $(landlock_abi), no scopes: the spawn event says partial, unix_sockets.outside" \
+			test "$(as_person "$PY" -c "$OUTSIDE_EVENTS" "$ev" 2>&1)" = "partial unix_sockets.outside"
+	else
+		check "$(tag) the person's abstract socket is unreachable (${R[0]})" \
+			grep -qxE 'EPERM|ECONNREFUSED' <<<"${R[0]}"
+		check "$(tag) the spawn event says full" \
+			test "$(as_person "$PY" -c "$OUTSIDE_EVENTS" "$ev" 2>&1)" = "full -"
+	fi
+	check "$(tag) the person's process outside cannot be signalled (${R[1]})" \
+		grep -qxE 'ESRCH|EPERM' <<<"${R[1]}"
+	check "$(tag) and it lives" test "$(awk '/^State:/ {print $2}' "/proc/$victim/status" 2>/dev/null)" = S
+	# shellcheck disable=SC2086 # two pids
+	kill $srv "$victim" 2>/dev/null
+	# shellcheck disable=SC2086
+	wait $bg 2>/dev/null
+	as_person rm -f "$ev"
 }

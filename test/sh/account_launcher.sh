@@ -87,6 +87,8 @@ check "paths are looked up with the caller's access (no oracle for root's view)"
 	refused "does not exist or passes through a link" session --account closed --net none --session $ID --ro "$T/hidden/dir"
 check "a port outside the proxy range as --proxy-port" refused "proxy-port" session --account closed --net allowlist --session $ID --proxy-port 22
 check "--net that does not go with the account" refused "does not go with --account" session --account closed --net open --session $ID
+check "--open-without-scopes with a value but partial" refused "takes only partial" session --account open --net open --session $ID --open-without-scopes yes
+check "--open-without-scopes without --net open" refused "with --net open only" session --account closed --net none --session $ID --open-without-scopes partial
 check "a guarded path outside every read-write folder" refused "not inside a read-write folder" session --account closed --net none --session $ID --ro "$PHOME/work" --guard "$PHOME/work/x"
 check "an overlong argument" refused "too long" session --account closed --net none --session $ID --rw "/$(head -c 5000 /dev/zero | tr '\0' a)"
 check "cleanup takes only --session" refused "only --session" cleanup --session $ID --rw "$PHOME/work"

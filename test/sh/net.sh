@@ -101,7 +101,7 @@ sbx run --net open -- /usr/bin/curl -sS -m 5 "http://127.0.0.1:$PORT/"
 is "$SBX_OUT" "$TOKEN" "net open: curl reaches the local server (rc $SBX_RC)"
 # the machine's config sets the default network; OWSBX_CONFIG and --config name another file
 CFG=$TU_HOME/owsbx-open.ini
-printf '[sandbox]\nnetwork = open\n' >"$CFG"
+printf '[sandbox]\nnetwork = open\n%s\n' "$TU_OPEN_PARTIAL" >"$CFG"
 chown "$TU_UID:$TU_GID" "$CFG"
 AS_USER_ENV=("OWSBX_CONFIG=$CFG")
 probe -- "connect_tcp 127.0.0.1 $PORT"

@@ -40,6 +40,20 @@ int main(void)
 	is_str(ows_config_path(c), path, "it says which file it read");
 	ows_config_free(c);
 
+	is_int(load("[sandbox]\n", &c, &err), 0, "an empty [sandbox] loads");
+	ok(!c->open_unscoped, "open_without_scopes: refuse by default");
+	ows_config_free(c);
+	is_int(load("[sandbox]\nopen_without_scopes = partial\n", &c, &err), 0,
+	       "open_without_scopes = partial loads");
+	ok(c->open_unscoped, "and chooses partial");
+	ows_config_free(c);
+	is_int(load("[sandbox]\nopen_without_scopes = refuse\n", &c, &err), 0,
+	       "open_without_scopes = refuse loads");
+	ok(!c->open_unscoped, "and refuses");
+	ows_config_free(c);
+	is_int(load("[sandbox]\nopen_without_scopes = yes\n", &c, &err), OWS_ECONFIG,
+	       "open_without_scopes takes only refuse or partial");
+
 	is_int(load("[guard]\nprotect = default, .tool-versions\n", &c, &err), 0, "[guard] protect loads");
 	ok(c->protect_set && c->protect.len == 2, "its names, `default` among them");
 	ows_config_free(c);
