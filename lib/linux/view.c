@@ -305,10 +305,7 @@ int ows__net_plan(struct ows__plan *p, ows_net net, bool open_unscoped, ows_erro
 {
 	p->abi = ows__landlock_abi();
 	if (p->abi < 1)
-		return ows__fail(err, OWS_EUNSUPPORTED, 0, "landlock",
-				 "boot a kernel with Landlock enabled (lsm=landlock), or set up the "
-				 "account provider",
-				 "Landlock is not available in this kernel");
+		return ows__landlock_unavailable(err); /* says why: not built, or not in lsm= */
 	int rc = ows__net_partial(net, p->abi, open_unscoped, p->partial, &p->npartial, err);
 	if (rc < 0)
 		return rc;
