@@ -180,8 +180,13 @@ trap 'exit 130' INT TERM
 	echo 'ln -sf /proc/self/fd /dev/fd; ln -sf /proc/self/fd/0 /dev/stdin; ln -sf /proc/self/fd/1 /dev/stdout; ln -sf /proc/self/fd/2 /dev/stderr'
 	echo 'mkdir -p /dev/shm && mount -t tmpfs -o mode=1777,nosuid,nodev shm /dev/shm'
 	echo 'mount -t tmpfs -o mode=0755,nosuid,nodev run /run/lock 2>/dev/null; mkdir -p /run/user'
+	# A command in a folder under /tmp or /var/tmp (a checkout there) keeps it: it is bound
+	# aside before the guest's own tmpfs covers those, and back at its path after.
+	printf 'here=%q\n' "$PWD"
+	echo 'case $here/ in /tmp/*|/var/tmp/*) mkdir -p /mnt/owsvm-cwd && mount --bind "$here" /mnt/owsvm-cwd ;; esac'
 	echo "mount -t tmpfs -o mode=1777$([ $nosuid_tmp = 1 ] && echo ,nosuid,nodev) tmp /tmp"
 	echo 'mount -t tmpfs -o mode=1777 vartmp /var/tmp'
+	echo 'if mountpoint -q /mnt/owsvm-cwd; then mkdir -p "$here" && mount --bind /mnt/owsvm-cwd "$here"; fi'
 	echo 'mount -t cgroup2 cgroup2 /sys/fs/cgroup'
 	echo 'for c in cpu io memory pids; do echo +$c >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; done'
 	echo 'mount -t securityfs securityfs /sys/kernel/security 2>/dev/null'
