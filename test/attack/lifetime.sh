@@ -21,6 +21,7 @@ attack_lifetime() {
 		sleep 0.05
 	done
 	check "$(tag) after SIGKILL of the host, no process of the session is left" test -z "$pids"
+	[ -z "$pids" ] || ps -o pid=,ppid=,etimes=,args= -p "$(echo $pids | tr ' ' ,)" 2>&1 | diag
 	if [ "$P" = landlock ]; then
 		check "$(tag) ... and nothing under /tmp/owsandbox-$uid" test ! -e "/tmp/owsandbox-$uid"
 	else

@@ -25,19 +25,22 @@ for line in open(sys.argv[1]):
 attack_outside() {
 	local name=owstest-out-$HEX-$RANDOM srv victim bg out partial=no ev=$OUT/events.jsonl
 	[ "$NET" = open ] && ! have_landlock_abi 6 && partial=yes
-	rm -f "$OUT/srv.ready"
-	as_person "$PY" -c "$OUTSIDE_SERVER" "$name" >"$OUT/srv.ready" 2>/dev/null &
-	srv=$!
-	as_person sleep 300 &
-	victim=$!
-	bg="$srv $victim"
-	# as_person's runuser forks: the server and the sleep are its children
+	rm -f "$OUT/srv.ready" "$OUT/srv.pid" "$OUT/victim.pid"
+	# Each writes its own pid: as_person is a function, so $! is a subshell, and runuser
+	# forks below it; only the processes themselves are the server and the victim.
+	# shellcheck disable=SC2016 # the program's own $1..$4
+	as_person sh -c 'echo $$ >"$1"; exec "$2" -c "$3" "$4"' sh "$OUT/srv.pid" "$PY" \
+		"$OUTSIDE_SERVER" "$name" >"$OUT/srv.ready" 2>/dev/null &
+	bg=$!
+	# shellcheck disable=SC2016
+	as_person sh -c 'echo $$ >"$1"; exec sleep 300' sh "$OUT/victim.pid" &
+	bg="$bg $!"
 	for _ in $(seq 200); do
-		grep -q ready "$OUT/srv.ready" 2>/dev/null && pgrep -P "$victim" -x sleep >/dev/null && break
+		grep -q ready "$OUT/srv.ready" 2>/dev/null && [ -s "$OUT/victim.pid" ] && break
 		sleep 0.05
 	done
-	srv="$srv $(pgrep -P "$srv")"
-	victim=$(pgrep -P "$victim" -x sleep || echo "$victim")
+	srv=$(cat "$OUT/srv.pid" 2>/dev/null)
+	victim=$(cat "$OUT/victim.pid" 2>/dev/null)
 	out=$(as_person "$PY" -c "$PROBE_TEXT" "connect_abstract $name" 2>&1)
 	check "$(tag) control: outside, the person reaches its abstract socket" test "$out" = "OK:$name"
 
@@ -58,8 +61,9 @@ attack_outside() {
 	check "$(tag) the person's process outside cannot be signalled (${R[1]})" \
 		grep -qxE 'ESRCH|EPERM' <<<"${R[1]}"
 	check "$(tag) and it lives" test "$(awk '/^State:/ {print $2}' "/proc/$victim/status" 2>/dev/null)" = S
-	# shellcheck disable=SC2086 # two pids
-	kill $srv "$victim" 2>/dev/null
+	# The victim must not outlive the attack: a sleep left running as the person reads as
+	# a process of a later session.
+	kill -KILL "$srv" "$victim" 2>/dev/null
 	# shellcheck disable=SC2086
 	wait $bg 2>/dev/null
 	as_person rm -f "$ev"
