@@ -120,12 +120,11 @@ check "a loopback port in 47800-47899 of the host is out of reach too (own netwo
 	inside -- sh -c "! timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/$PORT_IN' 2>/dev/null"
 check "in allowlist too, the host's loopback is out of reach (only the proxy, handed in)" \
 	inside --net allowlist -- sh -c "! timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/$PORT_IN' 2>/dev/null"
-start=$(date +%s%N)
-inside -- sh -c "! timeout 10 bash -c 'exec 3<>/dev/tcp/192.0.2.1/443' 2>/dev/null"
-rc=$?
-ms=$((($(date +%s%N) - start) / 1000000))
-check "a public address is refused at once (${ms} ms for the whole session)" \
-	test "$rc" = 0 -a "$ms" -lt 4000
+# Refused, not dropped: the connection fails on its own (1), it is not timeout's 124. No
+# clock is read: a slow machine (a VM under TCG) must not fail this.
+rc=$(inside -- sh -c "timeout 10 bash -c 'exec 3<>/dev/tcp/192.0.2.1/443' 2>/dev/null; echo \$?")
+check "a public address is refused, not left to time out (exit $rc)" \
+	test "$rc" -ne 0 -a "$rc" -ne 124
 check "UDP is refused" inside -- sh -c "! bash -c 'echo x > /dev/udp/192.0.2.1/53' 2>/dev/null"
 check "MPTCP is refused" inside --net allowlist -- $PY -c "
 import socket, sys
