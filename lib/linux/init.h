@@ -204,4 +204,9 @@ OWS__HIDDEN int ows__ctl_send_share(ows_session *s, ows__ctl *c, const ows__file
 /* Closes the socket (init then ends everything) and waits until init is gone. */
 OWS__HIDDEN void ows__ctl_close(ows_session *s, ows__ctl *c);
 
+/* root.c: a short write of DATA to a /proc file, and one id mapped (uid_map,
+ * gid_map: "INSIDE OUTSIDE 1"); -1 with errno.  No allocation: init-side. */
+OWS__HIDDEN int ows__write_small(const char *path, const char *data);
+OWS__HIDDEN int ows__write_id_map(const char *file, long inside, long outside);
+
 #endif /* OWS_LINUX_INIT_H */

@@ -39,7 +39,7 @@
 #define STAGE "/tmp" /* where init assembles the new root before pivoting into it */
 #define EMPTY STAGE "/.owsandbox-empty" /* the masks' empty file, unlinked before the pivot */
 
-static int write_file(const char *path, const char *data)
+int ows__write_small(const char *path, const char *data)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -53,7 +53,7 @@ static int write_file(const char *path, const char *data)
 }
 
 /* "INSIDE OUTSIDE 1" into /proc/self/<file>: one id of ours, nothing else. */
-static void write_map(const struct ows__plan *p, const char *file, long inside, long outside)
+int ows__write_id_map(const char *file, long inside, long outside)
 {
 	char path[32] = "/proc/self/", line[64] = "";
 	ows__buf_add(path, sizeof(path), file);
@@ -61,14 +61,22 @@ static void write_map(const struct ows__plan *p, const char *file, long inside, 
 	ows__buf_add(line, sizeof(line), " ");
 	ows__buf_add_num(line, sizeof(line), outside);
 	ows__buf_add(line, sizeof(line), " 1\n");
-	if (write_file(path, line) != 0)
+	return ows__write_small(path, line);
+}
+
+static void write_map(const struct ows__plan *p, const char *file, long inside, long outside)
+{
+	if (ows__write_id_map(file, inside, outside) != 0) {
+		char path[32] = "/proc/self/"; /* the stage text userns.c reads the cause from */
+		ows__buf_add(path, sizeof(path), file);
 		ows__init_die(p, "write", path);
+	}
 }
 
 static void map_ids(const struct ows__plan *p)
 {
 	write_map(p, "uid_map", p->uid, p->outer_uid);
-	if (write_file("/proc/self/setgroups", "deny") != 0)
+	if (ows__write_small("/proc/self/setgroups", "deny") != 0)
 		ows__init_die(p, "write setgroups", NULL);
 	write_map(p, "gid_map", p->gid, p->outer_gid);
 }

@@ -33,29 +33,6 @@
 
 /* ------------------------------------------------------------- the probe */
 
-static int write_file(const char *path, const char *data)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t n = strlen(data);
-	ssize_t w = write(fd, data, n);
-	int saved = errno;
-	close(fd);
-	errno = saved;
-	return w == (ssize_t)n ? 0 : -1;
-}
-
-static int write_map(const char *path, long id)
-{
-	char line[64] = "";
-	ows__buf_add_num(line, sizeof(line), id);
-	ows__buf_add(line, sizeof(line), " ");
-	ows__buf_add_num(line, sizeof(line), id);
-	ows__buf_add(line, sizeof(line), " 1\n");
-	return write_file(path, line);
-}
-
 /* A tmpfs made and mounted detached: CAP_SYS_ADMIN in the new namespaces, and
  * nothing attached anywhere that could propagate back to the host. */
 static int make_tmpfs(void)
@@ -93,11 +70,11 @@ static int loopback_up(void)
 static __attribute__((noreturn)) void probe_child(int fd, bool userns, long uid, long gid)
 {
 	int r[2] = {OWS__USERNS_OK, 0};
-	if (userns && write_map("/proc/self/uid_map", uid) != 0)
+	if (userns && ows__write_id_map("uid_map", uid, uid) != 0)
 		r[0] = OWS__USERNS_UID_MAP;
-	else if (userns && write_file("/proc/self/setgroups", "deny") != 0)
+	else if (userns && ows__write_small("/proc/self/setgroups", "deny") != 0)
 		r[0] = OWS__USERNS_SETGROUPS;
-	else if (userns && write_map("/proc/self/gid_map", gid) != 0)
+	else if (userns && ows__write_id_map("gid_map", gid, gid) != 0)
 		r[0] = OWS__USERNS_GID_MAP;
 	else if (make_tmpfs() != 0)
 		r[0] = OWS__USERNS_MOUNT;
