@@ -231,7 +231,12 @@ OWS_API int ows_session_close(ows_session *session, ows_error *err);
 /* Borrowed, valid until close. */
 OWS_API const char *ows_session_id(const ows_session *session);
 OWS_API const char *ows_session_provider(const ows_session *session);
-/* "full" behind a wall, "none" for `direct`. */
+/*
+ * "full" behind a wall; "partial" when the wall keeps some promise only in
+ * part (the machine gives no user namespace, say, or the config chose
+ * open_without_scopes): the open and spawn events then list each such
+ * promise and why under "partial"; "none" for `direct`.
+ */
 OWS_API const char *ows_session_enforcement(const ows_session *session);
 /* The proof the session passed, as JSON. */
 OWS_API const char *ows_session_proof_json(const ows_session *session);

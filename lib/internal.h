@@ -211,16 +211,18 @@ typedef struct ows__check {
 #define OWS__CHECK_PARTIAL 2
 
 /*
- * A promise this machine cannot keep, which a session runs without because
- * the person chose to (never by default): on the session's events and in
- * its proof.  Static strings: the init side carries them too.
+ * A promise this machine cannot keep, which a session runs without: because
+ * the person chose to (open_without_scopes), or because the kernel gives no
+ * user namespace and Landlock and seccomp keep the rest (view.c).  On the
+ * session's events and in its proof.  Static strings: the init side carries
+ * them too.
  */
 typedef struct ows__partial {
 	const char *promise; /* a row of `owsbx report`: "unix_sockets.outside" */
 	const char *why;     /* what is not kept, and what would keep it */
 } ows__partial;
 
-#define OWS__MAX_PARTIAL 4
+#define OWS__MAX_PARTIAL 8
 
 /* {"passed": bool, "provider": ..., "checks": [...]} ; caller frees. */
 OWS__HIDDEN char *ows__proof_json(const char *provider, const char *network,

@@ -356,10 +356,10 @@ int ows_proc_wait(ows_proc *p, int timeout_ms, int *exit_code, ows_error *err)
 			blocked = json_loads(bj, 0, NULL);
 		ows_free(bj);
 		ows__audit_emit(&s->audit, "exit",
-				json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*}", "proc", (int)p->id,
+				json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*, s:o*}", "proc", (int)p->id,
 					  "exit_code", p->exit_code, "provider", s->ops->name,
-					  "enforcement", s->enforcement, "blocked", blocked,
-					  "moved_aside", take_moved_aside(s)));
+					  "enforcement", s->enforcement, "partial", partial_json(s),
+					  "blocked", blocked, "moved_aside", take_moved_aside(s)));
 	}
 	if (exit_code)
 		*exit_code = p->exit_code;

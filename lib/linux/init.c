@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -144,7 +145,7 @@ void ows__init_drop_identity(const struct ows__plan *p)
 			break;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
 		ows__init_die(p, "clear ambient capabilities", NULL);
-	if (!p->userns) {
+	if (!p->userns && !p->in_host_ns) {
 		/* Raw system calls: glibc's wrappers would signal every thread the host
 		 * had and wait for them, in a process where none of them exists. */
 		if (syscall(SYS_setgroups, (size_t)p->ngroups, p->groups) != 0)
@@ -194,6 +195,47 @@ void ows__init_restrict(const struct ows__plan *p)
 	};
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
 		ows__init_die(p, "seccomp", NULL);
+}
+
+/*
+ * In the host's namespaces each command (and the proof) goes one Landlock
+ * layer deeper than init.  Init's domain is then outside the command's:
+ * with ABI 6's signal scope the command cannot signal init (nor the
+ * person's other processes), and on any ABI it cannot trace it.  The layer
+ * handles only REFER, granted everywhere (every layer denies reparenting
+ * unless it grants it; init's layer decides that).  Where no scope is
+ * (ABI < 6), the seccomp guard refuses signals aimed at init by pid.
+ * Sibling commands land in sibling layers: one cannot signal or trace
+ * another started by a different request.  0, or an errno.
+ */
+static int restrict_command(const struct ows__plan *p)
+{
+	struct ows_ll_ruleset_attr attr = {
+		.handled_access_fs = p->abi >= 2 ? OWS_LL_FS_REFER : OWS_LL_FS_MAKE_BLOCK,
+		.scoped = p->abi >= 6 ? OWS_LL_SCOPE_SIGNAL | OWS_LL_SCOPE_ABSTRACT_UNIX_SOCKET : 0,
+	};
+	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, ows__landlock_attr_size(p->abi), 0);
+	if (rs < 0)
+		return errno;
+	int e = 0;
+	if (p->abi >= 2) {
+		struct ows_ll_path_beneath_attr pb = {.allowed_access = OWS_LL_FS_REFER,
+						      .parent_fd = open("/", O_PATH | O_CLOEXEC)};
+		if (pb.parent_fd < 0 ||
+		    syscall(SYS_landlock_add_rule, rs, OWS_LL_RULE_PATH_BENEATH, &pb, 0) != 0)
+			e = errno;
+		if (pb.parent_fd >= 0)
+			close(pb.parent_fd);
+	}
+	if (!e && syscall(SYS_landlock_restrict_self, rs, 0) != 0)
+		e = errno;
+	close(rs);
+	struct sock_filter insns[64];
+	int n = e ? -1 : ows__seccomp_guard_init(insns, OWS__ARRAY_LEN(insns), p->init_pid, p->abi < 6);
+	struct sock_fprog prog = {.len = (unsigned short)n, .filter = insns};
+	if (!e && (n < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0))
+		e = n < 0 ? E2BIG : errno;
+	return e;
 }
 
 /* ------------------------------------------------------------ init: proof */
@@ -300,26 +342,72 @@ static void proof_identity(proof *pr, const struct ows__plan *p)
 	bool none = syscall(SYS_capget, &hdr, data) == 0;
 	for (int i = 0; none && i < 2; i++)
 		none = !data[i].effective && !data[i].permitted && !data[i].inheritable;
-	for (int cap = 0; none && cap <= 63; cap++) {
+	/* Only a privileged process may empty the bounding set: in the host's
+	 * namespaces it stays, and no_new_privs keeps an exec from gaining from it. */
+	for (int cap = 0; none && !p->in_host_ns && cap <= 63; cap++) {
 		int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
 		if (r < 0)
 			break;
 		none = r == 0;
 	}
-	check_set(c, none, none ? "effective, permitted, inheritable and bounding sets empty"
-				: "a capability is still held", 0);
+	if (p->in_host_ns)
+		none = none && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 &&
+		       prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, CAP_SYS_ADMIN, 0, 0) == 0;
+	check_set(c, none, !none ? "a capability is still held"
+			   : p->in_host_ns ? "effective, permitted, inheritable and ambient sets empty; "
+					     "no_new_privs set"
+			   : "effective, permitted, inheritable and bounding sets empty", 0);
 
-	c = check_new(pr, "processes", "own PID namespace");
-	check_set(c, getppid() == 1, getppid() == 1 ? "the sandbox's init is PID 1"
-						    : "shares the host's PID namespace", 0);
+	if (p->in_host_ns) {
+		c = check_new(pr, "processes", "a child of the session's init");
+		check_set(c, getppid() == p->init_pid,
+			  getppid() == p->init_pid ? "init, a child subreaper, ends every descendant"
+						   : "not started by the session's init", 0);
+	} else {
+		c = check_new(pr, "processes", "own PID namespace");
+		check_set(c, getppid() == 1, getppid() == 1 ? "the sandbox's init is PID 1"
+							    : "shares the host's PID namespace", 0);
+	}
 
 	/* Init is a copy of the host: its memory and environment must stay out of reach. */
-	c = check_new(pr, "host memory not readable", "/proc/1/environ");
-	int fd = open("/proc/1/environ", O_RDONLY | O_CLOEXEC);
+	char environ[32] = "/proc/";
+	ows__buf_add_num(environ, sizeof(environ), p->init_pid);
+	ows__buf_add(environ, sizeof(environ), "/environ");
+	c = check_new(pr, "host memory not readable", environ);
+	int fd = open(environ, O_RDONLY | O_CLOEXEC);
 	int e = fd < 0 ? errno : 0;
 	if (fd >= 0)
 		close(fd);
 	check_set(c, fd < 0, fd < 0 ? "reading refused" : "init's environment is readable", e);
+}
+
+/*
+ * In the host's namespaces, what the namespaces would have kept out: init
+ * itself, the host (where a Landlock signal scope is: ABI 6), the
+ * person's SysV IPC, unix sockets and /tmp.
+ */
+static void proof_host_ns(proof *pr, const struct ows__plan *p)
+{
+	ows__check *c = check_new(pr, "signal to the session's init refused", NULL);
+	int e = kill(p->init_pid, 0) == 0 ? 0 : errno;
+	check_set(c, e == EPERM, e ? "refused" : "init can be signalled", e);
+	if (p->abi >= 6) {
+		c = check_new(pr, "signal to the host refused", NULL);
+		e = kill(p->host_pid, 0) == 0 ? 0 : errno;
+		check_set(c, e == EPERM, e ? "refused" : "the host can be signalled", e);
+	}
+	c = check_new(pr, "SysV IPC refused", "shmget");
+	int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	e = id < 0 ? errno : 0;
+	if (id >= 0)
+		shmctl(id, IPC_RMID, NULL);
+	check_set(c, e == EPERM, e ? "refused" : "a segment was made", e);
+	c = check_new(pr, "unix socket creation refused", NULL);
+	e = try_socket(AF_UNIX, SOCK_STREAM, 0);
+	check_set(c, e == EPERM, e ? "refused" : "a unix socket was created", e);
+	c = check_new(pr, "the host's /tmp not listable", "/tmp");
+	e = try_list("/tmp");
+	check_set(c, e != 0, e ? "listing refused" : "/tmp can be listed", e);
 }
 
 static void proof_files(proof *pr, const struct ows__plan *p)
@@ -522,13 +610,23 @@ static void run_proof(const struct ows__plan *p)
 	proof_secrets(&pr, p);
 	proof_network(&pr, p);
 	proof_sockets(&pr, p);
+	if (p->in_host_ns)
+		proof_host_ns(&pr, p);
 	ows__init_send(p->ctl, &pr.msg.hdr,
 		 offsetof(struct ows__proof_msg, checks) + pr.msg.n * sizeof(ows__check));
 }
 
 static int proof_child(void *arg)
 {
-	run_proof(arg);
+	const struct ows__plan *p = arg;
+	int e = p->in_host_ns ? restrict_command(p) : 0;
+	if (e) {
+		struct ows__msg m = {.type = OWS_MSG_FAIL, .err = e};
+		ows__buf_add(m.text, sizeof(m.text), "restrict the proof");
+		ows__init_send(p->ctl, &m, sizeof(m));
+		_exit(127);
+	}
+	run_proof(p);
 	_exit(0);
 }
 
@@ -647,6 +745,7 @@ static void unmap_request(struct request *rq)
 }
 
 struct command {
+	const struct ows__plan *plan;
 	struct request rq;
 	const int *stdio;
 	int32_t err;      /* written by the child when it fails before exec */
@@ -673,6 +772,10 @@ static int command_child(void *arg)
 		strcpy(c->stage, "cwd");
 		_exit(127);
 	}
+	if (c->plan->in_host_ns && (c->err = restrict_command(c->plan)) != 0) {
+		strcpy(c->stage, "restrict");
+		_exit(127);
+	}
 	c->err = exec_path(c->rq.argv, c->rq.envp);
 	strcpy(c->stage, "exec");
 	_exit(127);
@@ -682,7 +785,7 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 			 struct child *children)
 {
 	struct ows__msg reply = {.type = OWS_MSG_SPAWN_FAIL, .id = m->id, .err = EINVAL};
-	struct command c = {.stdio = fds + 1};
+	struct command c = {.plan = p, .stdio = fds + 1};
 	int slot = -1;
 	for (int i = 0; i < OWS_INIT_MAX_PROCS && slot < 0; i++)
 		if (children[i].pid == 0)
@@ -835,6 +938,83 @@ static int write_share(const struct ows__plan *p, int memfd, char *why, size_t w
 	return e;
 }
 
+/* The pid of a process's parent from /proc/PID/stat ("PID (COMM) S PPID ..."), or -1. */
+static pid_t parent_of(int procfd, const char *pid)
+{
+	char path[32] = "", buf[512];
+	ows__buf_add(path, sizeof(path), pid);
+	ows__buf_add(path, sizeof(path), "/stat");
+	int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *s = strrchr(buf, ')'); /* a command's name may hold ')' and spaces */
+	if (!s || s[1] != ' ' || !s[2] || s[3] != ' ')
+		return -1;
+	long ppid = 0;
+	for (s += 4; *s >= '0' && *s <= '9'; s++)
+		ppid = ppid * 10 + (*s - '0');
+	return (pid_t)ppid;
+}
+
+/* SIGKILL to every process whose parent is `self`; how many there were, or -1. */
+static int kill_children(pid_t self)
+{
+	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (procfd < 0)
+		return -1;
+	char buf[8192] __attribute__((aligned(8)));
+	int found = 0;
+	long n;
+	while ((n = syscall(SYS_getdents64, procfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, sizeof(reclen)); /* d_ino, d_off, d_reclen */
+			const char *name = buf + off + 19;
+			off += reclen;
+			long pid = 0;
+			const char *s = name;
+			for (; *s >= '0' && *s <= '9'; s++)
+				pid = pid * 10 + (*s - '0');
+			if (s == name || *s || parent_of(procfd, name) != self)
+				continue;
+			kill((pid_t)pid, SIGKILL);
+			found++;
+		}
+	}
+	close(procfd);
+	return found;
+}
+
+/*
+ * In the host's namespaces there is no PID namespace to end: init, a child
+ * subreaper, kills its children until it has none.  A killed process's
+ * children become init's before it can be reaped, and one with SIGKILL
+ * pending forks no more, so each round takes a generation, and the loop
+ * ends when /proc shows no child of init and waitpid none to reap.
+ */
+static void end_descendants(void)
+{
+	pid_t self = (pid_t)syscall(SYS_getpid);
+	for (int round = 0; round < 100000; round++) {
+		int found = kill_children(self), st;
+		if (found > 0) /* one of them at least is dying: wait for it */
+			while (waitpid(-1, &st, 0) < 0 && errno == EINTR)
+				;
+		pid_t r;
+		while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+			;
+		if (r < 0 && errno == ECHILD && found <= 0)
+			return;
+		if (found <= 0)
+			poll(NULL, 0, 1);
+	}
+}
+
 void ows__init_serve(const struct ows__plan *p)
 {
 	static struct child children[OWS_INIT_MAX_PROCS];
@@ -907,6 +1087,10 @@ void ows__init_serve(const struct ows__plan *p)
 				}
 		}
 	}
-	kill(-1, SIGKILL); /* everything in this PID namespace but init */
+	/* Never kill(-1) in the host's namespaces: that is every process of the person's. */
+	if (p->in_host_ns)
+		end_descendants();
+	else
+		kill(-1, SIGKILL); /* everything in this PID namespace but init */
 	_exit(0);
 }

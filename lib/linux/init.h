@@ -23,7 +23,7 @@
 #include "linux.h"
 
 #define OWS_INIT_MAX_MOUNTS 256 /* the system, folders, what the guard binds, masks */
-#define OWS_INIT_MAX_RULES 96
+#define OWS_INIT_MAX_RULES 512 /* the view's; /etc split rule by rule when a group's entry is left out */
 #define OWS_INIT_MAX_PROBES 8
 #define OWS_INIT_MAX_CHECKS 64
 #define OWS_INIT_MAX_PROCS 256
@@ -53,6 +53,16 @@ struct ows__rule {
 
 struct ows__plan {
 	bool userns;                 /* unprivileged host: map our own ids */
+	/*
+	 * Init shares every namespace of the host: an unprivileged host the
+	 * kernel gives no usable user namespace.  Nothing is mounted; Landlock
+	 * alone draws the view (rules, no mounts), seccomp closes what the
+	 * missing namespaces would have (unix sockets, SysV IPC), and init is a
+	 * child subreaper that ends every descendant itself.
+	 */
+	bool in_host_ns;
+	pid_t host_pid;              /* in_host_ns: the host, for the proof's signal check */
+	pid_t init_pid;              /* set by init: its own pid (1 in a PID namespace) */
 	uid_t outer_uid;
 	gid_t outer_gid;
 	uid_t uid;                   /* the account inside */
@@ -73,7 +83,7 @@ struct ows__plan {
 	uint64_t handled_net;
 	uint64_t scoped;
 	ows__seccomp seccomp;
-	ows__partial partial[OWS__MAX_PARTIAL]; /* promises run without on purpose (view.c) */
+	ows__partial partial[OWS__MAX_PARTIAL]; /* promises kept only in part (view.c) */
 	int npartial;
 
 	/* the proof */

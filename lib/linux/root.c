@@ -375,8 +375,8 @@ static void write_shared(const struct ows__plan *p)
 		if (!p->userns && chown(path, p->uid, p->gid) != 0)
 			ows__init_die(p, "chown", path);
 	}
-	if (!p->passwd)
-		return;
+	if (!p->passwd || p->in_host_ns)
+		return; /* in the host's namespaces nothing can be mounted over /etc/passwd */
 	path[0] = '\0';
 	ows__buf_add(path, sizeof(path), p->priv_home);
 	ows__buf_add(path, sizeof(path), "/../.passwd");
@@ -418,6 +418,29 @@ static void open_proxy_listener(const struct ows__plan *p)
 	close(l);
 }
 
+/*
+ * In the host's namespaces init is an ordinary process of the person's:
+ * a session of its own (a command's kill of the host's process group
+ * leaves it), and a child subreaper, so that whatever a command leaves
+ * running (a double-forked daemon) becomes init's child, for init to end
+ * at close (init.c).  No mount, no identity to map: Landlock draws the
+ * view, and the private folder is the host's, on disk.
+ */
+static void enter_host_session(struct ows__plan *p)
+{
+	if (setsid() < 0)
+		ows__init_die(p, "setsid", NULL);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		ows__init_die(p, "become a child subreaper", NULL);
+	/*
+	 * Where the person has a delegated cgroup v2 (systemd's user@UID.service),
+	 * init would move itself into a new group below it here, while the host's
+	 * /sys is writable to it, and close would end the session with
+	 * cgroup.kill, which nothing inside can step out of (lib/linux/cgroup.c,
+	 * the cgroup work of issue 10).  Until then the subreaper is what ends it.
+	 */
+}
+
 void ows__init_main(struct ows__plan *p)
 {
 	/* Dispositions the host ignored (SIGPIPE, often) would survive exec. */
@@ -432,14 +455,19 @@ void ows__init_main(struct ows__plan *p)
 		p->ctl = 3;
 	}
 	syscall(SYS_close_range, 4, ~0U, 0);
+	p->init_pid = (pid_t)syscall(SYS_getpid);
 	if (p->userns)
 		map_ids(p);
 	/* Init holds a copy of the host's memory: no command may read or trace it. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		ows__init_die(p, "set non-dumpable", NULL);
-	build_root(p);
-	if (p->private_dir)
-		make_private(p);
+	if (p->in_host_ns) {
+		enter_host_session(p);
+	} else {
+		build_root(p);
+		if (p->private_dir)
+			make_private(p);
+	}
 	write_shared(p);
 	if (p->proxy_port)
 		open_proxy_listener(p);

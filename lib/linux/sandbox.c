@@ -13,6 +13,13 @@
  * init's PID namespace and dies with it: when the session closes, or when the
  * host dies (the control socket closes), init kills everything and exits.
  *
+ * Where the kernel gives an unprivileged host no usable user namespace,
+ * init is started in the host's own namespaces instead (plan_namespaces):
+ * the view is then Landlock's rules alone, the private folder is on disk,
+ * seccomp refuses what the namespaces would have kept out, and init, a
+ * child subreaper, ends every descendant itself.  What that keeps only in
+ * part is named on every event (view.c's host_ns_partial).
+ *
  * The view is planned by view.c and built by init in root.c, the same for
  * the account provider; this file says who runs inside and starts init.
  */
@@ -285,9 +292,11 @@ static int plan_masks(struct ows__plan *p, struct landlock_impl *li, const ows_p
 	/* Room for them beside the system's mounts and the session's folders. */
 	const size_t max = OWS_INIT_MAX_MOUNTS / 2;
 	int rc = 0;
-	for (size_t i = 0; i < OWS__ARRAY_LEN(system) && p->userns && rc == 0; i++)
+	for (size_t i = 0; i < OWS__ARRAY_LEN(system) && (p->userns || p->in_host_ns) && rc == 0; i++)
 		rc = ows__mask_group_only(system[i], max - li->masks.len, &li->masks, err);
-	if (rc == 0)
+	/* In the host's namespaces Landlock's read-only rights refuse writing into a
+	 * FIFO, and seccomp lets no unix socket be made: nothing there to cover. */
+	if (rc == 0 && !p->in_host_ns)
 		rc = ows__mask_read_only(policy->folders, policy->nfolders,
 					 (const char *const *)li->share.ro_dirs.v, li->share.ro_dirs.len,
 					 max - li->masks.len, &li->masks, err);
@@ -304,6 +313,54 @@ static void impl_free(struct landlock_impl *li)
 	ows__private_remove(&li->pv, NULL);
 	ows__strv_free(&li->strings);
 	free(li);
+}
+
+/*
+ * An unprivileged host the kernel gives no usable user namespace (refused,
+ * or given without capabilities: the probe does what init does first, in
+ * userns.c) runs the sandbox in its own namespaces (p->in_host_ns):
+ * Landlock and seccomp keep what they can, the plan names what they keep
+ * only in part, and what they cannot keep at all (allowlist) is refused.
+ * A root host needs no user namespace.
+ */
+static void plan_namespaces(struct ows__plan *p, struct landlock_impl *li, const char *id)
+{
+	const int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
+			  CLONE_NEWUTS | CLONE_NEWNET;
+	int e;
+	p->host_pid = getpid();
+	if (!p->userns || ows__userns_probe(flags, &e) == OWS__USERNS_OK)
+		return;
+	p->userns = false;
+	p->in_host_ns = true;
+	/* A delegated cgroup v2 where the person has one (systemd's user@UID.service):
+	 * close then ends the tree with cgroup.kill, which nothing inside can step
+	 * out of; without one, init's subreaper alone does it (init.c). */
+	if (!ows__cgroup_active(&li->cgroup)) {
+		ows__cgroup_limits none = {0};
+		ows_error ignored;
+		ows_error_clear(&ignored);
+		ows__cgroup_create(&li->cgroup, OWS_CG_DELEGATED, id, &none, &ignored);
+	}
+}
+
+/*
+ * Where a private folder on disk goes: the config's private_root, else, in
+ * the host's namespaces (no /tmp of the sandbox's own), the person's
+ * runtime folder (memory, the person's alone) when there is one, else /tmp.
+ */
+static const char *private_base(const ows_config *config, const struct ows__plan *p)
+{
+	if (config->private_root)
+		return config->private_root;
+	if (!p->in_host_ns)
+		return NULL;
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	if (run && run[0] == '/' && lstat(run, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid() && (st.st_mode & 0777) == 0700)
+		return run;
+	return "/tmp";
 }
 
 static int clone_init(struct ows__plan *p, struct landlock_impl *li, ows_error *err)
@@ -353,15 +410,17 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 
 	ows__cgroup_init(&li->cgroup);
 	if ((rc = plan_limits(li, policy, s->id, err)) < 0 ||
-	    (rc = ows__net_plan(p, s->net, config->open_unscoped, err)) < 0 ||
 	    (rc = plan_identity(p, policy, config, li, &home, &user, err)) < 0)
+		goto fail;
+	plan_namespaces(p, li, s->id);
+	if ((rc = ows__net_plan(p, s->net, config->open_unscoped, err)) < 0)
 		goto fail;
 	p->home = home;
 	/* By default the private folder lives on the sandbox's own /tmp; a
 	 * configured private_root puts it on disk, for caches larger than memory. */
-	const char *priv;
-	if (config->private_root) {
-		rc = ows__private_create(&li->pv, config->private_root, s->id, p->uid, p->gid, err);
+	const char *priv, *base = private_base(config, p);
+	if (base) {
+		rc = ows__private_create(&li->pv, base, s->id, p->uid, p->gid, err);
 		if (rc < 0)
 			goto fail;
 		priv = li->pv.dir;
@@ -393,7 +452,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		.folders = policy->folders, .nfolders = policy->nfolders,
 		.guard = li->guard.v, .nguard = li->guard.len,
 		.ro_dirs = (const char *const *)li->share.ro_dirs.v, .nro_dirs = li->share.ro_dirs.len,
-		.exe = exe, .private_disk = config->private_root ? priv : NULL,
+		.exe = exe, .private_disk = base ? priv : NULL,
 		.masks = (const char *const *)li->masks.v, .nmasks = li->masks.len,
 	};
 	if (rc < 0 || (rc = ows__view_plan(p, &li->strings, &view, err)) < 0 ||

@@ -11,6 +11,28 @@
  * its owner (the person, or the sandbox account), for whoever runs it.  In
  * `none` only AF_UNIX sockets may be created.
  *
+ * When init shares the host's namespaces (no user namespace to be had,
+ * OWS_SECCOMP_HOST_NS) nothing but Landlock stands between a command and
+ * the person's other processes and sockets, so more is refused:
+ *   - socket() of AF_UNIX: Landlock (before ABI 9) cannot refuse connect()
+ *     to a pathname socket (ssh-agent, the session bus, docker.sock) and,
+ *     before ABI 6, not to an abstract one either; seccomp cannot read the
+ *     address.  socketpair() stays, for STREAM and SEQPACKET only (a DGRAM
+ *     pair may still sendto() any named socket).  What breaks: a command
+ *     cannot serve or reach a unix socket (tmux, a test's local server,
+ *     gpg-agent); pipes, pairs, FIFOs in session folders and TCP in `open`
+ *     work.  That costs little for an agent's builds and tests; a docker
+ *     socket within reach would cost the whole wall.
+ *   - SysV IPC and POSIX message queues: without an IPC namespace they are
+ *     the person's (same uid: every segment of theirs opens).
+ *   - inotify: Landlock does not govern a watch, which would tell which
+ *     names in the home are opened and changed.
+ *   - kill(-1), and prlimit, priority, I/O priority and CPU affinity of
+ *     another process (prlimit's RLIMIT_CPU ends it): a command's own
+ *     (pid 0) only.
+ * Also, OWS_SECCOMP_NO_TRUNCATE: Landlock before ABI 3 does not handle
+ * truncate(2) (by path), which would empty the person's files outside.
+ *
  * Only this architecture's native calls get through (other ABIs, i386 by
  * int 0x80 and x32, are killed), so each rule is written once.
  *
@@ -25,6 +47,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 #include "linux.h"
@@ -130,6 +153,41 @@ static void refuse_bits(builder *b, const long *nrs, size_t n, int arg, unsigned
 	stmt(b, BPF_RET | BPF_K, RET_ALLOW);
 }
 
+/*
+ * if nr == `nr`: allow only when args[who] is 0 (the caller itself) and, when
+ * `which` >= 0, args[which] is not `user` (every process of the uid).
+ */
+static void only_self(builder *b, long nr, int who, int which, unsigned int user,
+		      unsigned int deny)
+{
+	unsigned int body = (which >= 0 ? 2 : 0) + 4;
+	jump(b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, (unsigned char)body);
+	if (which >= 0) {
+		stmt(b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(which));
+		jump(b, BPF_JMP | BPF_JEQ | BPF_K, user, 3, 0); /* to the deny */
+	}
+	stmt(b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(who));
+	jump(b, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1);
+	stmt(b, BPF_RET | BPF_K, RET_ALLOW);
+	stmt(b, BPF_RET | BPF_K, deny);
+}
+
+/* socketpair(): AF_UNIX, of a type in `types` only (flags such as SOCK_CLOEXEC aside). */
+static void pair_types(builder *b, const unsigned int *types, size_t n, unsigned int deny)
+{
+	unsigned int body = 4 + 2 * (unsigned int)n + 1;
+	jump(b, BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, (unsigned char)body);
+	stmt(b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(0));
+	jump(b, BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, (unsigned char)(2 * n + 2));
+	stmt(b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(1));
+	stmt(b, BPF_ALU | BPF_AND | BPF_K, 0xf); /* SOCK_TYPE_MASK */
+	for (size_t i = 0; i < n; i++) {
+		jump(b, BPF_JMP | BPF_JEQ | BPF_K, types[i], 0, 1);
+		stmt(b, BPF_RET | BPF_K, RET_ALLOW);
+	}
+	stmt(b, BPF_RET | BPF_K, deny);
+}
+
 /* if nr == `nr`: refuse when args[arg] is one of `vals`, else allow. */
 static void refuse_values(builder *b, long nr, int arg, const unsigned int *vals, size_t n,
 			  unsigned int deny)
@@ -144,7 +202,83 @@ static void refuse_values(builder *b, long nr, int arg, const unsigned int *vals
 	stmt(b, BPF_RET | BPF_K, RET_ALLOW);
 }
 
-int ows__seccomp_build(ows__seccomp *f, ows_net net, ows_error *err)
+/* What only a host-namespace sandbox refuses (see the top of this file). */
+static void build_host_ns(builder *b, unsigned flags)
+{
+	static const long ipc[] = {
+		SYS_shmget, SYS_shmat, SYS_shmdt, SYS_shmctl, SYS_semget, SYS_semop,
+		SYS_semtimedop, SYS_semctl, SYS_msgget, SYS_msgsnd, SYS_msgrcv, SYS_msgctl,
+		SYS_mq_open, SYS_mq_unlink, SYS_mq_timedsend, SYS_mq_timedreceive, SYS_mq_notify,
+		SYS_mq_getsetattr,
+	};
+	static const long watches[] = {
+#ifdef SYS_inotify_init
+		SYS_inotify_init,
+#endif
+		SYS_inotify_init1,
+	};
+	static const long by_pid[] = {SYS_prlimit64, SYS_sched_setaffinity, SYS_sched_setscheduler,
+				      SYS_sched_setparam, SYS_sched_setattr};
+	static const unsigned int every[] = {0xffffffffu}; /* kill(-1, ...) */
+	static const unsigned int pair_ok[] = {SOCK_STREAM, SOCK_SEQPACKET};
+
+	for (size_t i = 0; i < OWS__ARRAY_LEN(ipc); i++)
+		refuse(b, ipc[i], RET_ERRNO(EPERM));
+	/* ENOSYS: what watches files takes it for a kernel without inotify and polls. */
+	for (size_t i = 0; i < OWS__ARRAY_LEN(watches); i++)
+		refuse(b, watches[i], RET_ERRNO(ENOSYS));
+	if (flags & OWS_SECCOMP_NO_TRUNCATE)
+		refuse(b, SYS_truncate, RET_ERRNO(EPERM));
+	refuse_values(b, SYS_kill, 0, every, OWS__ARRAY_LEN(every), RET_ERRNO(EPERM));
+	for (size_t i = 0; i < OWS__ARRAY_LEN(by_pid); i++)
+		only_self(b, by_pid[i], 0, -1, 0, RET_ERRNO(EPERM));
+	only_self(b, SYS_setpriority, 1, 0, 2 /* PRIO_USER */, RET_ERRNO(EPERM));
+	only_self(b, SYS_ioprio_set, 1, 0, 3 /* IOPRIO_WHO_USER */, RET_ERRNO(EPERM));
+	pair_types(b, pair_ok, OWS__ARRAY_LEN(pair_ok), RET_ERRNO(EPERM));
+}
+
+int ows__seccomp_guard_init(struct sock_filter *insns, size_t max, pid_t init,
+			    bool no_pidfd_signal)
+{
+	/* Not pidfd_open: a handle alone reaches nothing (pidfd_getfd needs ptrace's right). */
+	static const long by_target[] = {SYS_kill, SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo,
+					 SYS_rt_tgsigqueueinfo};
+	const unsigned int pid = (unsigned int)init, group = (unsigned int)-init;
+	ows__seccomp f = {.len = 0};
+	builder b = {.f = &f};
+	if (max > OWS_SECCOMP_MAX_INSNS)
+		max = OWS_SECCOMP_MAX_INSNS;
+	stmt(&b, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	/* Each call's first argument names its target: init, or (kill) init's group. */
+	for (size_t i = 0; i < OWS__ARRAY_LEN(by_target); i++) {
+		jump(&b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)by_target[i], 0, 5);
+		stmt(&b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(0));
+		jump(&b, BPF_JMP | BPF_JEQ | BPF_K, pid, 2, 0);
+		jump(&b, BPF_JMP | BPF_JEQ | BPF_K, group, 1, 0);
+		stmt(&b, BPF_RET | BPF_K, RET_ALLOW);
+		stmt(&b, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+	}
+	/* fcntl(F_SETOWN, init or -init) would aim SIGIO (any signal, by F_SETSIG) at it;
+	 * F_SETOWN_EX's owner sits in a struct the filter cannot read. */
+	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, 8);
+	stmt(&b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(1));
+	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, 15 /* F_SETOWN_EX */, 5, 0);
+	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, 8 /* F_SETOWN */, 0, 3);
+	stmt(&b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(2));
+	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, pid, 2, 0);
+	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, group, 1, 0);
+	stmt(&b, BPF_RET | BPF_K, RET_ALLOW);
+	stmt(&b, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+	if (no_pidfd_signal)
+		refuse(&b, SYS_pidfd_send_signal, RET_ERRNO(EPERM));
+	stmt(&b, BPF_RET | BPF_K, RET_ALLOW);
+	if (b.overflow || f.len > max)
+		return -1;
+	memcpy(insns, f.insns, f.len * sizeof(f.insns[0]));
+	return f.len;
+}
+
+int ows__seccomp_build(ows__seccomp *f, ows_net net, unsigned flags, ows_error *err)
 {
 	static const long refused[] = {
 		SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
@@ -188,6 +322,7 @@ int ows__seccomp_build(ows__seccomp *f, ows_net net, ows_error *err)
 	static const long mknod_in_arg2[] = {SYS_mknodat};
 	static const long rename_flags_in_arg4[] = {SYS_renameat2};
 	static const unsigned int families_none[] = {AF_UNIX};
+	/* AF_UNIX first: a host-namespace sandbox takes the rest (families_open + 1). */
 	static const unsigned int families_open[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 	static const unsigned int tty_ioctls[] = {TIOCSTI, TIOCLINUX};
 	builder b = {.f = f};
@@ -224,15 +359,23 @@ int ows__seccomp_build(ows__seccomp *f, ows_net net, ows_error *err)
 	 * back to openat() on ENOSYS. */
 	refuse(&b, SYS_openat2, RET_ERRNO(ENOSYS));
 	refuse_values(&b, SYS_ioctl, 1, tty_ioctls, OWS__ARRAY_LEN(tty_ioctls), RET_ERRNO(EPERM));
-	if (net == OWS_NET_NONE) {
+	if (flags & OWS_SECCOMP_HOST_NS) {
+		build_host_ns(&b, flags);
+		if (net == OWS_NET_NONE)
+			refuse(&b, SYS_socket, RET_ERRNO(EPERM));
+		else
+			allow_values(&b, SYS_socket, 0, families_open + 1,
+				     OWS__ARRAY_LEN(families_open) - 1, RET_ERRNO(EPERM));
+	} else if (net == OWS_NET_NONE) {
 		allow_values(&b, SYS_socket, 0, families_none, OWS__ARRAY_LEN(families_none),
 			     RET_ERRNO(EPERM));
 	} else {
 		allow_values(&b, SYS_socket, 0, families_open, OWS__ARRAY_LEN(families_open),
 			     RET_ERRNO(EPERM));
 	}
-	allow_values(&b, SYS_socketpair, 0, families_none, OWS__ARRAY_LEN(families_none),
-		     RET_ERRNO(EPERM));
+	if (!(flags & OWS_SECCOMP_HOST_NS))
+		allow_values(&b, SYS_socketpair, 0, families_none, OWS__ARRAY_LEN(families_none),
+			     RET_ERRNO(EPERM));
 	stmt(&b, BPF_RET | BPF_K, RET_ALLOW);
 	if (b.overflow)
 		return ows__fail(err, OWS_EINVAL, 0, "seccomp", NULL,

@@ -9,9 +9,15 @@
  * the proxy's listener inside.  The two providers differ only in who runs
  * inside, never in what is there.
  *
+ * A host the kernel gives no user namespace (plan.in_host_ns) gets the same
+ * plan without mounts: the same Landlock rules on the host's own tree, but
+ * for what only mounts kept out (/tmp, /dev/pts, /dev/shm, a group's files,
+ * rule by rule), and a network plan that refuses what it cannot keep.
+ *
  * This runs before clone, where allocating is fine: strings the plan points
  * at are kept in the caller's `keep` vector until init has started.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -30,8 +36,11 @@ static const char *keep_str(ows__strv *keep, const char *s, ows_error *err)
 	return keep->v[keep->len - 1];
 }
 
+/* Under a host-namespace init nothing is mounted: the view is its Landlock rules alone. */
 static int add_mount(struct ows__plan *p, struct ows__mnt m, ows_error *err)
 {
+	if (p->in_host_ns)
+		return 0;
 	if (p->nmounts >= OWS_INIT_MAX_MOUNTS)
 		return ows__fail(err, OWS_EINVAL, 0, m.dst, "use fewer session folders",
 				 "too many mounts in the sandbox");
@@ -48,6 +57,15 @@ static int add_rule(struct ows__plan *p, const char *path, uint64_t access, ows_
 	p->rules[p->nrules].access = access;
 	p->nrules++;
 	return 0;
+}
+
+void ows__plan_partial(struct ows__plan *p, const char *promise, const char *why)
+{
+	for (int i = 0; i < p->npartial; i++)
+		if (strcmp(p->partial[i].promise, promise) == 0)
+			return;
+	if (p->npartial < OWS__MAX_PARTIAL)
+		p->partial[p->npartial++] = (struct ows__partial){promise, why};
 }
 
 bool ows__path_under(const char *path, const char *dir)
@@ -95,29 +113,54 @@ static int plan_skeleton(struct ows__plan *p, ows__strv *keep, ows_error *err)
 	return 0;
 }
 
+/* The system, read-only to every sandbox; the folders of /, or links into /usr. */
+static const char *const system_dirs[] = {"/usr", "/etc", "/opt"};
+static const char *const maybe_links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+				      "/dev/urandom", "/dev/tty"};
+static const uint64_t dev_rw = OWS_LL_FS_READ_FILE | OWS_LL_FS_WRITE_FILE | OWS_LL_FS_TRUNCATE |
+			       OWS_LL_FS_IOCTL_DEV;
+
+/*
+ * `open`'s name resolution: /etc/resolv.conf may be a link into /run, whose
+ * target is then bound (or, in the host's namespaces, granted) by itself.
+ */
+static int plan_resolv(struct ows__plan *p, ows__strv *keep, ows_error *err)
+{
+	struct stat st;
+	int rc = 0;
+	if (p->net != OWS_NET_OPEN || lstat("/etc/resolv.conf", &st) != 0 || !S_ISLNK(st.st_mode))
+		return 0;
+	char *real = realpath("/etc/resolv.conf", NULL);
+	if (real && !ows__path_under(real, "/etc") && !ows__path_under(real, "/usr") &&
+	    stat(real, &st) == 0 && S_ISREG(st.st_mode)) {
+		const char *k = keep_str(keep, real, err);
+		rc = k ? add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = k, .dst = k,
+						  .is_file = true}, err)
+		       : OWS_ENOMEM;
+		if (rc == 0)
+			rc = add_rule(p, k, OWS_LL_FS_READ_FILE, err);
+	}
+	free(real);
+	return rc;
+}
+
 static int plan_system(struct ows__plan *p, ows__strv *keep, ows_error *err)
 {
-	static const char *const dirs[] = {"/usr", "/etc", "/opt"};
-	static const char *const maybe_links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64",
-						  "/libx32"};
-	static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full",
-					      "/dev/random", "/dev/urandom", "/dev/tty"};
 	static const char *const dev_links[][2] = {
 		{"/dev/ptmx", "pts/ptmx"}, {"/dev/fd", "/proc/self/fd"},
 		{"/dev/stdin", "/proc/self/fd/0"}, {"/dev/stdout", "/proc/self/fd/1"},
 		{"/dev/stderr", "/proc/self/fd/2"},
 	};
-	const uint64_t dev_rw = OWS_LL_FS_READ_FILE | OWS_LL_FS_WRITE_FILE | OWS_LL_FS_TRUNCATE |
-				OWS_LL_FS_IOCTL_DEV;
 	const uint64_t all = ows__landlock_fs_all(p->abi);
 	struct stat st;
 	int rc = 0;
 
-	for (size_t i = 0; i < OWS__ARRAY_LEN(dirs) && rc == 0; i++)
-		if (lstat(dirs[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = dirs[i], .dst = dirs[i]}, err);
+	for (size_t i = 0; i < OWS__ARRAY_LEN(system_dirs) && rc == 0; i++)
+		if (lstat(system_dirs[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = system_dirs[i], .dst = system_dirs[i]}, err);
 			if (rc == 0)
-				rc = add_rule(p, dirs[i], OWS_LL_FS_READ, err);
+				rc = add_rule(p, system_dirs[i], OWS_LL_FS_READ, err);
 		}
 	for (size_t i = 0; i < OWS__ARRAY_LEN(maybe_links) && rc == 0; i++) {
 		if (lstat(maybe_links[i], &st) != 0)
@@ -174,22 +217,99 @@ static int plan_system(struct ows__plan *p, ows__strv *keep, ows_error *err)
 	if (rc == 0)
 		rc = add_rule(p, "/tmp", all, err);
 
-	/* Name resolution in `open`: /etc/resolv.conf may point into /run. */
-	if (rc == 0 && p->net == OWS_NET_OPEN && lstat("/etc/resolv.conf", &st) == 0 &&
-	    S_ISLNK(st.st_mode)) {
-		char *real = realpath("/etc/resolv.conf", NULL);
-		if (real && !ows__path_under(real, "/etc") && !ows__path_under(real, "/usr") &&
-		    stat(real, &st) == 0 && S_ISREG(st.st_mode)) {
-			const char *k = keep_str(keep, real, err);
-			rc = k ? add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = k, .dst = k,
-							  .is_file = true}, err)
-			       : OWS_ENOMEM;
-			if (rc == 0)
-				rc = add_rule(p, k, OWS_LL_FS_READ_FILE, err);
-		}
-		free(real);
+	return rc == 0 ? plan_resolv(p, keep, err) : rc;
+}
+
+/* A path of `hidden` is `dir` or lies below it. */
+static bool hides_below(const char *dir, const char *const *hidden, size_t nhidden, bool *self)
+{
+	bool below = false;
+	*self = false;
+	for (size_t i = 0; i < nhidden; i++) {
+		*self |= strcmp(hidden[i], dir) == 0;
+		below |= ows__path_under(hidden[i], dir);
 	}
+	return below;
+}
+
+/*
+ * `access` on `dir`, but for what `hidden` names below it (in the host's
+ * namespaces, where nothing can be covered by a mount).  A Landlock right
+ * holds for all beneath its rule, so a folder above a hidden entry gets
+ * only READ_DIR (its names can be listed) and each of its entries a rule
+ * of its own, recursively; a hidden entry gets none.  Links are left out:
+ * a rule follows its path, and what a link leads to has its own rules.
+ * An entry made there later gets no right.
+ */
+static int add_rule_except(struct ows__plan *p, ows__strv *keep, const char *dir,
+			   uint64_t access, const char *const *hidden, size_t nhidden,
+			   int depth, ows_error *err)
+{
+	const uint64_t file_rights = OWS_LL_FS_EXECUTE | OWS_LL_FS_WRITE_FILE |
+				     OWS_LL_FS_READ_FILE | OWS_LL_FS_TRUNCATE | OWS_LL_FS_IOCTL_DEV;
+	bool self;
+	if (!hides_below(dir, hidden, nhidden, &self))
+		return add_rule(p, dir, access, err);
+	if (self)
+		return 0;
+	if (depth > 32)
+		return ows__fail(err, OWS_EINVAL, 0, dir, NULL, "too deep to leave an entry out");
+	int rc = add_rule(p, dir, access & OWS_LL_FS_READ_DIR, err);
+	DIR *d = rc == 0 ? opendir(dir) : NULL;
+	for (struct dirent *e; d && rc == 0 && (e = readdir(d));) {
+		if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+			continue;
+		char buf[4096];
+		struct stat st;
+		snprintf(buf, sizeof(buf), "%s/%s", dir, e->d_name);
+		if (lstat(buf, &st) != 0 || S_ISLNK(st.st_mode))
+			continue;
+		const char *k = keep_str(keep, buf, err);
+		if (!k)
+			rc = OWS_ENOMEM;
+		else if (S_ISDIR(st.st_mode))
+			rc = add_rule_except(p, keep, k, access, hidden, nhidden, depth + 1, err);
+		else if (!hides_below(k, hidden, nhidden, &self))
+			rc = add_rule(p, k, access & file_rights, err);
+	}
+	if (d)
+		closedir(d);
 	return rc;
+}
+
+/*
+ * The system in the host's own tree, by Landlock rules alone: read-only,
+ * but for what v->masks leaves out (what only a supplementary group of the
+ * person's opens); the few devices a command needs (not /dev/pts or
+ * /dev/shm: the person's terminals and shared memory are there), /proc and
+ * /sys to read.  No /tmp: the person's is the host's; the private folder
+ * holds the session's.
+ */
+static int plan_host_system(struct ows__plan *p, ows__strv *keep, const struct ows__view *v,
+			    ows_error *err)
+{
+	const char *const *hidden = v->masks;
+	struct stat st;
+	int rc = 0;
+	for (size_t i = 0; i < OWS__ARRAY_LEN(system_dirs) && rc == 0; i++)
+		if (lstat(system_dirs[i], &st) == 0 && S_ISDIR(st.st_mode))
+			rc = add_rule_except(p, keep, system_dirs[i], OWS_LL_FS_READ, hidden,
+					     v->nmasks, 0, err);
+	for (size_t i = 0; i < OWS__ARRAY_LEN(maybe_links) && rc == 0; i++)
+		if (lstat(maybe_links[i], &st) == 0 && S_ISDIR(st.st_mode))
+			rc = add_rule(p, maybe_links[i], OWS_LL_FS_READ, err);
+	if (rc == 0)
+		rc = add_rule(p, "/sys", OWS_LL_FS_READ_FILE | OWS_LL_FS_READ_DIR, err);
+	if (rc == 0)
+		rc = add_rule(p, "/proc", OWS_LL_FS_READ_FILE | OWS_LL_FS_READ_DIR, err);
+	/* A new terminal (ptmx) is the command's own; its other end opens through
+	 * TIOCGPTPEER, not by a name under /dev/pts. */
+	for (size_t i = 0; i < OWS__ARRAY_LEN(devices) + 1 && rc == 0; i++) {
+		const char *dev = i < OWS__ARRAY_LEN(devices) ? devices[i] : "/dev/ptmx";
+		if (stat(dev, &st) == 0 && S_ISCHR(st.st_mode))
+			rc = add_rule(p, dev, dev_rw, err);
+	}
+	return rc == 0 ? plan_resolv(p, keep, err) : rc;
 }
 
 /* The session's folders at their own paths, and what git runs in them read-only. */
@@ -250,11 +370,81 @@ static int plan_folders(struct ows__plan *p, ows__strv *keep, const struct ows__
 int ows__view_plan(struct ows__plan *p, ows__strv *keep, const struct ows__view *v,
 		   ows_error *err)
 {
-	int rc;
-	if ((rc = plan_system(p, keep, err)) < 0 || (rc = plan_folders(p, keep, v, err)) < 0)
+	int rc = p->in_host_ns ? plan_host_system(p, keep, v, err) : plan_system(p, keep, err);
+	if (rc < 0 || (rc = plan_folders(p, keep, v, err)) < 0)
 		return rc;
 	qsort(p->mounts, (size_t)p->nmounts, sizeof(p->mounts[0]), cmp_mount);
 	return plan_skeleton(p, keep, err);
+}
+
+/*
+ * What a sandbox in the host's namespaces keeps only in part, and from
+ * which Landlock ABI on it keeps it in full (0: none yet).  The report
+ * (provider.c) names the same rows with the same reasons.
+ */
+static const struct {
+	const char *promise;
+	int kept_from_abi;
+	const char *why;
+} host_ns_partial[] = {
+	{"files.outside_metadata", 0,
+	 "no mount namespace (user namespaces are off): Landlock refuses reading, writing, "
+	 "listing and running what lies outside the session, not looking it up or changing "
+	 "its metadata: names there can be probed (stat) and the person's files can have "
+	 "their modes, times and extended attributes changed"},
+	{"files.git_guard", 0,
+	 "no mount namespace (user namespaces are off): what git and shells run from a "
+	 "read-write folder (.git/config, hooks, .bashrc...) cannot be made read-only; only "
+	 "names that appear there are moved aside after each command"},
+	{"processes.outside_visible", 0,
+	 "no PID namespace (user namespaces are off): the machine's processes and their "
+	 "command lines are listed in /proc (not their memory, environment or descriptors: "
+	 "Landlock refuses those)"},
+	{"signals.outside", 6,
+	 "no PID namespace (user namespaces are off), and no Landlock signal scope before "
+	 "ABI 6 (Linux 6.12): the person's other processes can be signalled (not the "
+	 "session's init: seccomp)"},
+};
+
+const char *ows__host_ns_partial(int abi, const char *promise)
+{
+	for (size_t i = 0; i < OWS__ARRAY_LEN(host_ns_partial); i++)
+		if (strcmp(host_ns_partial[i].promise, promise) == 0)
+			return host_ns_partial[i].kept_from_abi &&
+			       abi >= host_ns_partial[i].kept_from_abi ? NULL : host_ns_partial[i].why;
+	return NULL;
+}
+
+/*
+ * The network in the host's namespaces: no namespace of its own, so
+ * `allowlist` cannot be kept (a Landlock TCP rule names a port, not an
+ * address: a server anywhere on the proxy's port would be reachable); in
+ * `none` seccomp lets no socket be created (Landlock refuses TCP too from
+ * ABI 4); in `open`, unix sockets are refused all the same (seccomp.c), which
+ * keeps abstract ones out on any ABI.
+ */
+static int plan_host_net(struct ows__plan *p, ows_net net, ows_error *err)
+{
+	if (net == OWS_NET_ALLOWLIST)
+		return ows__fail(err, OWS_EUNSUPPORTED, 0, "network allowlist",
+				 "set up the account provider (sudo owsbx machine sandbox setup), "
+				 "whose launcher makes the network namespace with no user namespace; "
+				 "or use --net none",
+				 "allowlist needs a network namespace of its own, and this machine "
+				 "gives no user namespace (Landlock's TCP rules name ports, not "
+				 "addresses: a server anywhere on the proxy's port would be reachable)");
+	p->handled_fs = ows__landlock_fs_all(p->abi);
+	p->handled_net = net == OWS_NET_NONE && p->abi >= 4
+		? OWS_LL_NET_BIND_TCP | OWS_LL_NET_CONNECT_TCP : 0;
+	p->scoped = p->abi >= 6 ? OWS_LL_SCOPE_ABSTRACT_UNIX_SOCKET | OWS_LL_SCOPE_SIGNAL : 0;
+	p->clone_flags = 0;
+	for (size_t i = 0; i < OWS__ARRAY_LEN(host_ns_partial); i++) {
+		const char *why = ows__host_ns_partial(p->abi, host_ns_partial[i].promise);
+		if (why)
+			ows__plan_partial(p, host_ns_partial[i].promise, why);
+	}
+	unsigned flags = OWS_SECCOMP_HOST_NS | (p->abi < 3 ? OWS_SECCOMP_NO_TRUNCATE : 0);
+	return ows__seccomp_build(&p->seccomp, net, flags, err);
 }
 
 /*
@@ -306,6 +496,10 @@ int ows__net_plan(struct ows__plan *p, ows_net net, bool open_unscoped, ows_erro
 	p->abi = ows__landlock_abi();
 	if (p->abi < 1)
 		return ows__landlock_unavailable(err); /* says why: not built, or not in lsm= */
+	if (p->in_host_ns) {
+		p->net = net;
+		return plan_host_net(p, net, err);
+	}
 	int rc = ows__net_partial(net, p->abi, open_unscoped, p->partial, &p->npartial, err);
 	if (rc < 0)
 		return rc;
@@ -320,5 +514,5 @@ int ows__net_plan(struct ows__plan *p, ows_net net, bool open_unscoped, ows_erro
 	/* Only `open` shares the host's network; allowlist's one way out is handed over. */
 	if (net != OWS_NET_OPEN)
 		p->clone_flags |= CLONE_NEWNET;
-	return ows__seccomp_build(&p->seccomp, net, err);
+	return ows__seccomp_build(&p->seccomp, net, 0, err);
 }

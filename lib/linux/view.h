@@ -44,7 +44,8 @@ struct ows__view {
 	size_t nro_dirs;
 	const char *exe;                 /* a program made visible (owsbx, for ssh's tunnel), or NULL */
 	const char *private_disk;        /* a private folder on disk, or NULL: init makes one in /tmp */
-	const char *const *masks;        /* inside the binds above, covered empty (mask.c), or NULL */
+	const char *const *masks;        /* inside the binds above, covered empty (mask.c), or NULL;
+					  * in the host's namespaces, left out of the rules instead */
 	size_t nmasks;
 };
 
@@ -54,7 +55,10 @@ struct ows__view {
  * and scopes, and the seccomp filter.  Call it first: the view depends on it.
  * OWS_EUNSUPPORTED, with the reason, when this kernel cannot build the wall;
  * `open_unscoped` (the config's open_without_scopes = partial) runs `open`
- * partial instead where Landlock has no scopes, listed in p->partial.
+ * partial instead where Landlock has no scopes, listed in p->partial.  With
+ * p->in_host_ns set, the plan for the host's own namespaces (no user
+ * namespace to be had): what it keeps only in part goes to p->partial,
+ * what it cannot keep (allowlist) is refused.
  */
 OWS__HIDDEN int ows__net_plan(struct ows__plan *p, ows_net net, bool open_unscoped,
 			      ows_error *err);
@@ -71,6 +75,14 @@ OWS__HIDDEN int ows__net_partial(ows_net net, int abi, bool open_unscoped, ows__
 
 /* The plan runs without `promise` (a name of ows__partial), on purpose. */
 OWS__HIDDEN bool ows__plan_is_partial(const struct ows__plan *p, const char *promise);
+/* Appends a promise kept only in part to the plan's list (once; static strings). */
+OWS__HIDDEN void ows__plan_partial(struct ows__plan *p, const char *promise, const char *why);
+/*
+ * Why a sandbox in the host's namespaces (p->in_host_ns: no user namespace
+ * to be had) keeps `promise` only in part on Landlock ABI `abi`; NULL when
+ * it keeps it.  A static string.
+ */
+OWS__HIDDEN const char *ows__host_ns_partial(int abi, const char *promise);
 
 /* The promise `open` cannot keep without Landlock scopes. */
 #define OWS__PROMISE_UNIX_OUTSIDE "unix_sockets.outside"
