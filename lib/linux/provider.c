@@ -15,6 +15,7 @@
 
 #include "cgroup.h"
 #include "linux.h"
+#include "view.h"
 
 extern const ows__provider ows__landlock_provider;
 extern const ows__provider ows__direct_provider;
@@ -90,6 +91,123 @@ static const char *limits_row(bool account, const char *accwhy, char *why, size_
 	return a && l ? "enforced" : a || l ? "partial" : "unavailable";
 }
 
+/* How the landlock provider walls a session here. */
+enum wall {
+	WALL_NONE,    /* it cannot: no Landlock or seccomp, or no namespaces for a root host */
+	WALL_HOST_NS, /* no user namespace: Landlock and seccomp in the host's namespaces */
+	WALL_OWN_NS,  /* its own root, network, PID and IPC namespaces */
+};
+
+/* One promise: its status and why for a wall in its own namespaces and in the host's. */
+static void add_promise(json_t *caps, enum wall w, const char *name, const char *own_status,
+			const char *own_why, const char *host_status, const char *host_why)
+{
+	if (w == WALL_NONE)
+		add(caps, name, "unavailable", "the landlock provider cannot run here (see above)");
+	else if (w == WALL_OWN_NS)
+		add(caps, name, own_status, own_why);
+	else
+		add(caps, name, host_status, host_why);
+}
+
+/* A promise the host's namespaces keep only in part (before some ABI): view.c says why. */
+static void add_host_partial(json_t *caps, enum wall w, int abi, const char *name,
+			     const char *own_why, const char *host_kept_why)
+{
+	const char *why = ows__host_ns_partial(abi, name);
+	add_promise(caps, w, name, "enforced", own_why, why ? "partial" : "enforced",
+		    why ? why : host_kept_why);
+}
+
+/* network.open in its own namespaces: Landlock's scope keeps abstract sockets out (ABI 6). */
+static void add_open_row(json_t *caps, enum wall w, int abi, bool unscoped_ok)
+{
+	if (w != WALL_OWN_NS || abi >= 6)
+		add_promise(caps, w, "network.open", "enforced",
+			    "any host; abstract sockets outside stay unreachable (Landlock scope)",
+			    "enforced",
+			    "any host; no unix socket can be made, so the person's named and abstract "
+			    "ones stay unreachable");
+	else if (unscoped_ok)
+		add(caps, "network.open", "partial",
+		    "abstract unix sockets outside reachable (needs Landlock ABI 6, Linux 6.12); "
+		    "run partial because the config says open_without_scopes = partial");
+	else
+		add(caps, "network.open", "unavailable",
+		    "refused: abstract unix sockets outside would be reachable (needs Landlock "
+		    "ABI 6, Linux 6.12); open_without_scopes = partial in [sandbox] of the "
+		    "config runs it partial");
+}
+
+static void add_landlock_rows(json_t *caps, enum wall w, int abi, bool unscoped_ok)
+{
+	add_promise(caps, w, "files.session_folders", "enforced",
+		    "session folders at their own paths; system read-only; home absent", "enforced",
+		    "Landlock rules: session folders at their own paths; the system read-only; "
+		    "nothing else");
+	add_promise(caps, w, "files.home_hidden", "enforced",
+		    "the home is not in the sandbox's root; Landlock grants nothing there", "enforced",
+		    "Landlock grants nothing in the home: it cannot be listed or read");
+	add_host_partial(caps, w, abi, "files.outside_metadata",
+			 "outside the session folders nothing is in the sandbox's root", "");
+	add_promise(caps, w, "files.read_only_channels", "partial",
+		    "landlock covers each FIFO and unix socket of a read-only folder with an empty "
+		    "file; one made outside after the session opened is not covered (Landlock refuses "
+		    "writing into it if a FIFO, but has no right for connecting to a socket)",
+		    "enforced",
+		    "Landlock's read-only rights refuse writing into a FIFO, and seccomp lets no unix "
+		    "socket be made, so none is reached");
+	if (geteuid() == 0)
+		add_promise(caps, w, "files.supplementary_groups", "enforced",
+			    "root host: commands keep only their primary group", "enforced", "");
+	else
+		add_promise(caps, w, "files.supplementary_groups", "partial",
+			    "landlock keeps the person's groups (a user namespace cannot drop them): what "
+			    "only they read or search in /etc and /opt is covered; /usr and session "
+			    "folders are not walked.  The account provider has none of them",
+			    "partial",
+			    "landlock keeps the person's groups (no privilege to drop them): what only "
+			    "they read or search in /etc and /opt gets no Landlock right; /usr and "
+			    "session folders are not walked.  The account provider has none of them");
+	add_host_partial(caps, w, abi, "files.git_guard",
+			 "what git and shells run from a read-write folder is bound read-only over "
+			 "itself, the git folder pinned; names that appear are moved aside", "");
+	add_promise(caps, w, "network.none", "enforced",
+		    "own network namespace; only unix sockets may be created", "enforced",
+		    abi >= 4 ? "seccomp lets no socket be created but a socketpair; Landlock refuses "
+			       "TCP bind and connect too"
+			     : "seccomp lets no socket be created but a socketpair");
+	add_open_row(caps, w, abi, unscoped_ok);
+	add_promise(caps, w, "network.allowlist", "enforced",
+		    "own network namespace; the one way out is the session's allow-list proxy",
+		    "unavailable",
+		    "needs a network namespace of its own, which needs a user namespace here (Landlock's "
+		    "TCP rules name ports, not addresses); the account provider makes one without");
+	add_promise(caps, w, "unix_sockets.outside", "enforced",
+		    abi >= 6 ? "ssh-agent, session bus and docker sockets are not in the sandbox's root; "
+			       "abstract sockets: own network namespace, Landlock scope in `open`"
+			     : "ssh-agent, session bus and docker sockets are not in the sandbox's root; "
+			       "abstract sockets: own network namespace (`none`, `allowlist`; `open`: "
+			       "see network.open)",
+		    "enforced",
+		    "seccomp lets no unix socket be created (socketpair only): the person's named and "
+		    "abstract sockets stay unreachable");
+	add_promise(caps, w, "ipc.outside", "enforced", "own IPC namespace", "enforced",
+		    "seccomp refuses SysV IPC and POSIX message queues; /dev/shm is not granted");
+	add_host_partial(caps, w, abi, "signals.outside",
+			 abi >= 6 ? "own PID namespace and Landlock signal scope"
+				  : "own PID namespace: no process outside has a PID inside",
+			 "Landlock signal scope (ABI 6); each command a Landlock layer below init");
+	add_host_partial(caps, w, abi, "processes.outside_visible",
+			 "own PID namespace and /proc: only the session's processes", "");
+	add_promise(caps, w, "processes.end_with_session", "enforced",
+		    "every process is in the session's PID namespace, which ends with it", "enforced",
+		    "init is a child subreaper in a session of its own: it ends every descendant at "
+		    "close and when the host dies; commands cannot signal it (Landlock scope, or "
+		    "seccomp by pid before ABI 6); a cgroup v2 the person has delegated also ends it "
+		    "with cgroup.kill");
+}
+
 int ows_report_json(const ows_config *config, char **out, ows_error *err)
 {
 	if (!out)
@@ -128,55 +246,20 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 		    : "the kernel has no seccomp filter support");
 	add(caps, "namespaces", ns ? "enforced" : "unavailable", nswhy);
 
+	/* Without a usable user namespace an unprivileged host's sandbox runs in its own
+	 * namespaces (view.c): each row says what Landlock and seccomp keep there. */
 	bool base = abi >= 1 && seccomp && ns;
-	add(caps, "provider.landlock", base ? "enforced" : "unavailable",
-	    base ? "same account, own root, Landlock, seccomp; needs no setup"
-		 : "needs Landlock, seccomp and namespaces (see above)");
-	add(caps, "files.session_folders", base ? "enforced" : "unavailable",
-	    "session folders at their own paths; system read-only; home absent");
-	add(caps, "files.home_hidden", base ? "enforced" : "unavailable",
-	    "the home is not in the sandbox's root; Landlock grants nothing there");
-	add(caps, "files.read_only_channels", base ? "partial" : "unavailable",
-	    "landlock covers each FIFO and unix socket of a read-only folder with an empty "
-	    "file; one made outside after the session opened is not covered (Landlock refuses "
-	    "writing into it if a FIFO, but has no right for connecting to a socket)");
-	if (geteuid() == 0)
-		add(caps, "files.supplementary_groups", base ? "enforced" : "unavailable",
-		    "root host: commands keep only their primary group");
+	enum wall w = base ? WALL_OWN_NS
+		: abi >= 1 && seccomp && geteuid() != 0 ? WALL_HOST_NS : WALL_NONE;
+	if (w == WALL_HOST_NS)
+		snprintf(why, sizeof(why), "no user namespace (see namespaces): Landlock and seccomp "
+			 "in the host's namespaces; the partial rows say what that does not keep");
 	else
-		add(caps, "files.supplementary_groups", base ? "partial" : "unavailable",
-		    "landlock keeps the person's groups (a user namespace cannot drop them): what "
-		    "only they read or search in /etc and /opt is covered; /usr and session "
-		    "folders are not walked.  The account provider has none of them");
-	add(caps, "network.none", base ? "enforced" : "unavailable",
-	    "own network namespace; only unix sockets may be created");
-	bool unscoped_ok = config && config->open_unscoped;
-	if (!base || abi >= 6)
-		add(caps, "network.open", base ? "enforced" : "unavailable",
-		    base ? "any host; abstract sockets outside stay unreachable (Landlock scope)"
-			 : "needs Landlock, seccomp and namespaces (see above)");
-	else if (unscoped_ok)
-		add(caps, "network.open", "partial",
-		    "abstract unix sockets outside reachable (needs Landlock ABI 6, Linux 6.12); "
-		    "run partial because the config says open_without_scopes = partial");
-	else
-		add(caps, "network.open", "unavailable",
-		    "refused: abstract unix sockets outside would be reachable (needs Landlock "
-		    "ABI 6, Linux 6.12); open_without_scopes = partial in [sandbox] of the "
-		    "config runs it partial");
-	add(caps, "network.allowlist", base ? "enforced" : "unavailable",
-	    "own network namespace; the one way out is the session's allow-list proxy");
-	add(caps, "unix_sockets.outside", base ? "enforced" : "unavailable",
-	    abi >= 6 ? "ssh-agent, session bus and docker sockets are not in the sandbox's root; "
-		       "abstract sockets: own network namespace, Landlock scope in `open`"
-		     : "ssh-agent, session bus and docker sockets are not in the sandbox's root; "
-		       "abstract sockets: own network namespace (`none`, `allowlist`; `open`: "
-		       "see network.open)");
-	add(caps, "signals.outside", base ? "enforced" : "unavailable",
-	    abi >= 6 ? "own PID namespace and Landlock signal scope"
-		     : "own PID namespace: no process outside has a PID inside");
-	add(caps, "processes.end_with_session", base ? "enforced" : "unavailable",
-	    "every process is in the session's PID namespace, which ends with it");
+		snprintf(why, sizeof(why), "%s", base ? "same account, own root, Landlock, seccomp; "
+			 "needs no setup" : "needs Landlock, seccomp and namespaces (see above)");
+	add(caps, "provider.landlock", w == WALL_OWN_NS ? "enforced" : w ? "partial" : "unavailable",
+	    why);
+	add_landlock_rows(caps, w, abi, config && config->open_unscoped);
 	add(caps, "secrets.environment", "enforced",
 	    "minimal environment; secret-looking names never passed");
 	add(caps, "limits.wall_time", "enforced", "the host ends the command when time runs out");
