@@ -155,8 +155,9 @@ done_testing() {
 		[ -z "$(alive_of "$CLOSED")$(alive_of "$OPEN")" ] && break
 		sleep 0.05
 	done
-	out=$(machine remove --yes 2>&1)
-	if [ $? = 0 ]; then
+	if [ "$SET_UP" = 0 ]; then
+		: # OWSTEST_ACCOUNT=0: nothing was set up
+	elif out=$(machine remove --yes 2>&1); then
 		SET_UP=0
 		ok "owsbx machine sandbox remove --yes"
 	else
@@ -218,16 +219,20 @@ AGENT_PID=$SSH_AGENT_PID
 lib_snapshot "$SNAP/s1"
 
 # The real setup, proof included.
-SET_UP=1
-if ! machine setup --yes --for-user "$PERSON" --launcher-source "$ROOT/owsbx-launch" \
-	>"$T/setup.out" 2>&1 {OWS_LOCK_FD}<&-; then
-	echo "Bail out! owsbx machine sandbox setup failed: $(tail -3 "$T/setup.out" | tr '\n' ' ')"
-	exit 255
+# OWSTEST_ACCOUNT=0: the person alone, no machine setup (a test of the landlock provider
+# only, test/sh/attacks.sh, on a kernel where setup's proof may not pass).
+if [ "${OWSTEST_ACCOUNT:-1}" = 1 ]; then
+	SET_UP=1
+	if ! machine setup --yes --for-user "$PERSON" --launcher-source "$ROOT/owsbx-launch" \
+		>"$T/setup.out" 2>&1 {OWS_LOCK_FD}<&-; then
+		echo "Bail out! owsbx machine sandbox setup failed: $(tail -3 "$T/setup.out" | tr '\n' ' ')"
+		exit 255
+	fi
+	CUID=$(id -u "$CLOSED") OUID=$(id -u "$OPEN") GGID=$(getent group "$GROUP" | cut -d: -f3)
+	for u in "$CLOSED" "$OPEN"; do
+		[ -n "${OWSTEST_LEDGER:-}" ] && echo "$u $(id -u "$u") $SNAP/etc" >>"$OWSTEST_LEDGER"
+	done
 fi
-CUID=$(id -u "$CLOSED") OUID=$(id -u "$OPEN") GGID=$(getent group "$GROUP" | cut -d: -f3)
-for u in "$CLOSED" "$OPEN"; do
-	[ -n "${OWSTEST_LEDGER:-}" ] && echo "$u $(id -u "$u") $SNAP/etc" >>"$OWSTEST_LEDGER"
-done
 
 as_person() {
 	runuser -u "$PERSON" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$PHOME" \

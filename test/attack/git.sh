@@ -42,6 +42,7 @@ attack_git() {
 		test "$(printf '%s' "$out" | tail -1)" = 2
 	check "$(tag) control: the person's git outside sees the commit" \
 		test "$(as_person git -C "$RW" log --oneline | wc -l)" = 2
+	partial files.git_guard "the guard of what git and shells run later, outside" && return 0
 
 	# (1) A hook in the existing hooks folder; the config edited, appended and set.
 	sbx -- sh -c "printf '%s' '$(hook hook)' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit

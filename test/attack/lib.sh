@@ -6,11 +6,17 @@
 #   RW     a fresh read-write session folder in the person's home (a git repository)
 #   RO     a fresh read-only session folder beside it, holding readme.txt
 #   OUT    a folder of the person's outside every session folder
+#   ATK_HOST_NS  1 when this provider's sandbox shares the host's namespaces (no user
+#                namespace to be had: Landlock and seccomp alone), else empty
+#   ATK_PARTIAL  promise -> why, for each promise this (P, NET) keeps only in part, as the
+#                session's events list it (the report's reasons)
 # Helpers:
 #   sbx [OPTS] -- CMD...   `owsbx run --provider P --net NET --rw RW --ro RO OPTS -- CMD`
 #                          as the person
 #   probe OP...            the python PROBE (test/lib.sh) inside: one line per OP
 #   tag                    "[P/NET]", to start every test name with
+#   partial PROMISE WHAT   when this session keeps PROMISE only in part: a skip line for
+#                          WHAT with the reason, and true (the attack on it is left out)
 #   check / ok / not_ok / skip / diag   from account_lib.sh
 
 PY=/usr/bin/python3
@@ -18,7 +24,44 @@ ATK=$PHOME/atk
 # shellcheck disable=SC2034 # PROBE comes from test/lib.sh, sourced for its text only
 PROBE_TEXT=$(. "$ROOT/test/lib.sh" >/dev/null; printf '%s' "$PROBE")
 
-tag() { printf '[%s/%s]' "$P" "$NET"; }
+tag() { printf '[%s/%s%s]' "$P" "$NET" "${ATK_HOST_NS:+, host namespaces}"; }
+
+declare -A ATK_PARTIAL=()
+ATK_HOST_NS=
+ATK_REFUSED=
+
+# What this (P, NET) is here: refused (ATK_REFUSED, why), or run in the host's namespaces
+# (ATK_HOST_NS), and the promises its events say it keeps only in part (ATK_PARTIAL).
+attack_mode() {
+	local ev=$OUT/.mode.ev out promise why
+	ATK_PARTIAL=() ATK_HOST_NS='' ATK_REFUSED=''
+	out=$(owsbx run --provider "$P" --net "$NET" --events "$ev" --rw "$RW" -- true 2>&1)
+	if [ $? = 70 ]; then
+		ATK_REFUSED=$(head -1 <<<"$out")
+		ATK_REFUSED=${ATK_REFUSED#owsbx: }
+		rm -f "$ev"
+		return
+	fi
+	while IFS=$'\t' read -r promise why; do
+		if [ "$promise" = HOST_NS ]; then ATK_HOST_NS=1; continue; fi
+		[ -n "$promise" ] && ATK_PARTIAL[$promise]=$why
+	done < <("$PY" -c '
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("event") == "proof" and any(c["name"].startswith("processes a child of")
+                                         for c in e.get("checks", [])):
+        print("HOST_NS\t")
+    if e.get("event") == "spawn":
+        for p in e.get("partial", []):
+            print("%s\t%s" % (p["promise"], p["why"]))' "$ev")
+	rm -f "$ev"
+}
+
+partial() { # PROMISE WHAT
+	[ -n "${ATK_PARTIAL[$1]:-}" ] || return 1
+	skip "$(tag) $2: $1 is kept only in part here: ${ATK_PARTIAL[$1]}"
+}
 
 attack_fresh() {
 	as_person rm -rf "$ATK"

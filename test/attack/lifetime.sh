@@ -1,5 +1,6 @@
 # The host killed with SIGKILL mid-session: every process of the session ends, and
-# nothing of it stays on the machine (no private folder, no skeleton on the host's /tmp).
+# nothing of it stays on the machine (no private folder, no skeleton on the host's /tmp;
+# in the host's namespaces, where the private folder is on disk, once the next opens).
 ATTACKS="$ATTACKS lifetime"
 
 attack_lifetime() {
@@ -22,7 +23,12 @@ attack_lifetime() {
 	done
 	check "$(tag) after SIGKILL of the host, no process of the session is left" test -z "$pids"
 	[ -z "$pids" ] || ps -o pid=,ppid=,etimes=,args= -p "$(echo $pids | tr ' ' ,)" 2>&1 | diag
-	if [ "$P" = landlock ]; then
+	if [ -n "$ATK_HOST_NS" ]; then
+		# On disk in the host's namespaces: what a killed host left, the next open removes.
+		owsbx run --provider "$P" --net "$NET" -- true >/dev/null 2>&1
+		check "$(tag) ... and the next session removes the private folder it left" \
+			test -z "$(ls -A "/tmp/owsandbox-$uid" 2>/dev/null)"
+	elif [ "$P" = landlock ]; then
 		check "$(tag) ... and nothing under /tmp/owsandbox-$uid" test ! -e "/tmp/owsandbox-$uid"
 	else
 		for i in $(seq 100); do

@@ -1,4 +1,5 @@
-# The session's init (PID 1 inside) and the kernel's own surfaces: init holds the
+# The session's init (PID 1 inside; the command's parent either way, also when the sandbox
+# shares the host's namespaces) and the kernel's own surfaces: init holds the
 # control socket and the host's descriptors, so nothing of it may be reached from a
 # command (its fds through /proc or pidfd_getfd, its memory, ptrace); a signal to it
 # from inside does not end or wedge the session; /proc/sys, /sys and devices beyond the
@@ -12,6 +13,7 @@ PROCINIT_PY='
 import ctypes, errno, os, stat, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
+INIT = os.getppid()                          # the sessions init: PID 1 in its own namespace
 
 def sc(*a):
     r = libc.syscall(*a)
@@ -24,7 +26,7 @@ def getfd_self():
     os.close(sc(438, pfd, 1, 0))             # our own stdout, through our own pidfd
 
 def getfd_any():
-    pfd = sc(434, 1, 0)                      # pidfd_open(1): allowed, it is only a handle
+    pfd = sc(434, INIT, 0)                   # pidfd_open(init): allowed, it is only a handle
     got = []
     for n in range(64):
         try:
@@ -80,21 +82,21 @@ def devopen(path):
 steps = {
     "ctl-self-status": lambda: open("/proc/self/status").read(10) and None,
     "ctl-self-fd": lambda: os.listdir("/proc/self/fd") and None,
-    "ctl-pidfd-open-1": lambda: os.close(sc(434, 1, 0)),
+    "ctl-pidfd-open-1": lambda: os.close(sc(434, INIT, 0)),
     "ctl-getfd-self": getfd_self,
     "init-getfd": getfd_any,
-    "init-environ": lambda: open("/proc/1/environ", "rb").read(),
-    "init-mem": lambda: open("/proc/1/mem", "rb").read(1),
-    "init-maps": lambda: open("/proc/1/maps").read(),
-    "init-fd": lambda: os.listdir("/proc/1/fd"),
-    "init-fd0": lambda: os.close(os.open("/proc/1/fd/0", os.O_RDONLY)),
-    "init-cwd": lambda: os.readlink("/proc/1/cwd"),
-    "init-root": lambda: os.listdir("/proc/1/root/"),
-    "init-exe": lambda: open("/proc/1/exe", "rb").read(4),
-    "init-ptrace": lambda: sc(101, 16, 1, 0, 0),          # PTRACE_ATTACH
-    "init-seize": lambda: sc(101, 0x4206, 1, 0, 0),       # PTRACE_SEIZE
+    "init-environ": lambda: open("/proc/%d/environ" % INIT, "rb").read(),
+    "init-mem": lambda: open("/proc/%d/mem" % INIT, "rb").read(1),
+    "init-maps": lambda: open("/proc/%d/maps" % INIT).read(),
+    "init-fd": lambda: os.listdir("/proc/%d/fd" % INIT),
+    "init-fd0": lambda: os.close(os.open("/proc/%d/fd/0" % INIT, os.O_RDONLY)),
+    "init-cwd": lambda: os.readlink("/proc/%d/cwd" % INIT),
+    "init-root": lambda: os.listdir("/proc/%d/root/" % INIT),
+    "init-exe": lambda: open("/proc/%d/exe" % INIT, "rb").read(4),
+    "init-ptrace": lambda: sc(101, 16, INIT, 0, 0),          # PTRACE_ATTACH
+    "init-seize": lambda: sc(101, 0x4206, INIT, 0, 0),       # PTRACE_SEIZE
     "ctl-vmread-self": lambda: vm_read(os.getpid()),
-    "init-vmread": lambda: vm_read(1),
+    "init-vmread": lambda: vm_read(INIT),
     "ctl-write-rw": lambda: write(sys.argv[1] + "/procinit.txt", flags=os.O_CREAT),
     "ctl-write-devnull": lambda: write("/dev/null"),
     "sys-hostname": lambda: write("/proc/sys/kernel/hostname", b"x\n"),
@@ -176,7 +178,8 @@ attack_procinit() {
 	out=$(timeout -s KILL 30 runuser -u "$PERSON" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
 		HOME="$PHOME" USER="$PERSON" OWSBX_CONFIG="$CONF" "$BIN/owsbx" run --provider "$P" \
 		--net "$NET" --rw "$RW" -- sh -c 'for s in KILL STOP TERM INT HUP QUIT USR1 SEGV; do
-			kill -s $s 1 2>/dev/null; done; sleep 0.2; echo alive; exit 7' 2>&1 {OWS_LOCK_FD}<&-)
+			kill -s $s $PPID 2>/dev/null; kill -s $s -$PPID 2>/dev/null; done
+			sleep 0.2; echo alive; exit 7' 2>&1 {OWS_LOCK_FD}<&-)
 	local rc=$?
 	like "$out" "alive" "$(tag) signals to init from inside: the command goes on"
 	check "$(tag) ... and the session ends with the command's status (rc $rc)" test $rc = 7

@@ -87,8 +87,9 @@ attack_ro() {
 		unlike "$out" "WROTE" "$(tag) a FIFO in the read-only folder cannot be opened for writing"
 		check "$(tag) nothing reaches the person reading that FIFO outside" test "$got" = NOTHING
 		# Landlock refuses the write by itself (no write right there); the view also
-		# covers the FIFO, as it covers sockets, which Landlock cannot refuse.
-		if [ "$P" = landlock ]; then
+		# covers the FIFO, as it covers sockets, which Landlock cannot refuse (in the
+		# host's namespaces nothing is mounted: no unix socket can be made instead).
+		if [ "$P" = landlock ] && [ -z "$ATK_HOST_NS" ]; then
 			out=$(sbx -- /usr/bin/stat -c %F "$RO/ro.fifo" 2>&1)
 			check "$(tag) inside, the FIFO is covered by an empty file" \
 				test "$out" = "regular empty file"

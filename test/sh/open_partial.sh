@@ -10,6 +10,9 @@
 # promise with their own network namespace, with or without the setting. On a kernel with
 # scopes the setting changes nothing: `open` is full and the abstract socket refused.
 . "$(dirname "$0")/../lib.sh"
+# Without user namespaces `open` runs in the host's namespaces, where no unix socket can
+# be made at all: abstract ones stay out on any ABI (degraded.sh, the attack suite).
+need_userns "without them, the landlock provider refuses unix sockets in every mode"
 . "$OWSTEST_DIR/user.sh"
 owstest_user_setup
 

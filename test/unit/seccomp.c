@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -27,18 +28,15 @@
 #define __NR_fchmodat2 452
 #endif
 
-/* Runs `probe` in a child under the filter; returns the errno it reports (0: allowed). */
-static int under_filter(ows_net net, int (*probe)(void))
+/* Runs `probe` in a child under the program; returns the errno it reports (0: allowed). */
+static int under_prog(const ows__seccomp *f, int (*probe)(void))
 {
-	ows__seccomp f;
-	if (ows__seccomp_build(&f, net, NULL) != 0)
-		return -1;
 	int pfd[2];
 	if (pipe(pfd) != 0)
 		return -1;
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct sock_fprog prog = {.len = f.len, .filter = f.insns};
+		struct sock_fprog prog = {.len = f->len, .filter = (struct sock_filter *)f->insns};
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
 			_exit(100);
@@ -55,6 +53,26 @@ static int under_filter(ows_net net, int (*probe)(void))
 	int st;
 	waitpid(pid, &st, 0);
 	return e;
+}
+
+static int under_flags(ows_net net, unsigned flags, int (*probe)(void))
+{
+	ows__seccomp f;
+	return ows__seccomp_build(&f, net, flags, NULL) != 0 ? -1 : under_prog(&f, probe);
+}
+
+/* Runs `probe` in a child under the filter; returns the errno it reports (0: allowed). */
+static int under_filter(ows_net net, int (*probe)(void)) { return under_flags(net, 0, probe); }
+
+/* Under the guard a host-namespace command adds, with this process as "init". */
+static int under_guard(bool no_pidfd_signal, int (*probe)(void))
+{
+	ows__seccomp f;
+	int n = ows__seccomp_guard_init(f.insns, OWS_SECCOMP_MAX_INSNS, getpid(), no_pidfd_signal);
+	if (n < 0)
+		return -1;
+	f.len = (unsigned short)n;
+	return under_prog(&f, probe);
 }
 
 static int sock(int domain, int type, int proto)
@@ -240,10 +258,162 @@ static int mkdir_plain(void) { return rc(syscall(SYS_mkdir, gone("dir"), 0755));
 static int mkdirat_sgid(void) { return rc(syscall(SYS_mkdirat, AT_FDCWD, gone("dir"), 02755)); }
 static int mkdirat_plain(void) { return rc(syscall(SYS_mkdirat, AT_FDCWD, gone("dir"), 0755)); }
 
+/* ------------------------------------------------ the host's namespaces */
+static int pair_of(int type)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, sv) != 0)
+		return errno;
+	close(sv[0]);
+	close(sv[1]);
+	return 0;
+}
+static int pair_stream(void) { return pair_of(SOCK_STREAM); }
+static int pair_seqpacket(void) { return pair_of(SOCK_SEQPACKET); }
+static int pair_dgram(void) { return pair_of(SOCK_DGRAM); }
+/* What is made is removed again: a test leaves the machine as it found it. */
+static int sysv_shm(void)
+{
+	long id = syscall(SYS_shmget, 0 /* IPC_PRIVATE */, 4096, 01600);
+	if (id >= 0)
+		syscall(SYS_shmctl, id, 0 /* IPC_RMID */, NULL);
+	return rc(id);
+}
+static int sysv_msg(void)
+{
+	long id = syscall(SYS_msgget, 0, 01600);
+	if (id >= 0)
+		syscall(SYS_msgctl, id, 0 /* IPC_RMID */, NULL);
+	return rc(id);
+}
+static int mqueue(void) { return rc(syscall(SYS_mq_open, "owstest-mq", O_RDONLY, 0600, NULL)); }
+static int watch(void) { return rc(syscall(SYS_inotify_init1, 0)); }
+static int kill_every(void) { return rc(syscall(SYS_kill, -1, 0)); }
+static int kill_self(void) { return rc(syscall(SYS_kill, getpid(), 0)); }
+static int limit_parent(void) { return rc(syscall(SYS_prlimit64, getppid(), RLIMIT_CORE, NULL, NULL)); }
+static int limit_self(void) { return rc(syscall(SYS_prlimit64, 0, RLIMIT_CORE, NULL, NULL)); }
+static int nice_user(void) { return rc(syscall(SYS_setpriority, PRIO_USER, 0, 0)); }
+static int nice_parent(void) { return rc(syscall(SYS_setpriority, PRIO_PROCESS, getppid(), 0)); }
+static int nice_self(void) { return rc(syscall(SYS_setpriority, PRIO_PROCESS, 0, 1)); }
+static int affinity_parent(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	return rc(syscall(SYS_sched_setaffinity, getppid(), sizeof(set), &set));
+}
+static int truncate_scratch(void)
+{
+	const char *path = fresh("trunc");
+	return path ? rc(syscall(SYS_truncate, path, 0)) : -3;
+}
+/* The guard's "init" is the probe's parent (under_prog forks it). */
+static int kill_init(void) { return rc(syscall(SYS_kill, getppid(), 0)); }
+static int kill_init_group(void) { return rc(syscall(SYS_kill, -getppid(), 0)); }
+static int tgkill_init(void) { return rc(syscall(SYS_tgkill, getppid(), getppid(), 0)); }
+static int sigqueue_init(void)
+{
+	siginfo_t si = {.si_code = SI_QUEUE};
+	return rc(syscall(SYS_rt_sigqueueinfo, getppid(), 0, &si));
+}
+static int setown_init(void)
+{
+	int fd = open("/dev/null", O_RDONLY), e = fd < 0 ? errno : rc(fcntl(fd, F_SETOWN, getppid()));
+	if (fd >= 0)
+		close(fd);
+	return e;
+}
+static int setown_self(void)
+{
+	int fd = open("/dev/null", O_RDONLY), e = fd < 0 ? errno : rc(fcntl(fd, F_SETOWN, getpid()));
+	if (fd >= 0)
+		close(fd);
+	return e;
+}
+static int setown_ex(void)
+{
+	struct f_owner_ex o = {.type = F_OWNER_PID, .pid = getpid()};
+	int fd = open("/dev/null", O_RDONLY), e = fd < 0 ? errno : rc(fcntl(fd, F_SETOWN_EX, &o));
+	if (fd >= 0)
+		close(fd);
+	return e;
+}
+static int pidfd_signal_init(void)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, getppid(), 0);
+	if (pfd < 0)
+		return -3;
+	int e = rc(syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0));
+	close(pfd);
+	return e;
+}
+static int pidfd_open_init(void)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, getppid(), 0);
+	if (pfd >= 0)
+		close(pfd);
+	return pfd < 0 ? errno : 0;
+}
+
+static void host_ns(void)
+{
+	const unsigned h = OWS_SECCOMP_HOST_NS;
+	is_int(under_flags(OWS_NET_NONE, h, unix_sock), EPERM, "host ns, none: unix sockets refused");
+	is_int(under_flags(OWS_NET_NONE, h, tcp), EPERM, "host ns, none: TCP refused");
+	is_int(under_flags(OWS_NET_OPEN, h, unix_sock), EPERM, "host ns, open: unix sockets refused");
+	is_int(under_flags(OWS_NET_OPEN, h, tcp), 0, "host ns, open: TCP allowed");
+	is_int(under_flags(OWS_NET_OPEN, h, udp), 0, "host ns, open: UDP allowed");
+	is_int(under_flags(OWS_NET_OPEN, h, vsock), EPERM, "host ns, open: vsock refused");
+	static const struct {
+		int (*probe)(void);
+		int want;
+		const char *what;
+	} probes[] = {
+		{pair_stream, 0, "a STREAM socketpair works"},
+		{pair_seqpacket, 0, "a SEQPACKET socketpair works"},
+		{pair_dgram, EPERM, "a DGRAM socketpair refused (it may sendto any named socket)"},
+		{pair_inet, EPERM, "a socketpair outside AF_UNIX refused"},
+		{sysv_shm, EPERM, "SysV shared memory refused"},
+		{sysv_msg, EPERM, "SysV message queues refused"},
+		{mqueue, EPERM, "POSIX message queues refused"},
+		{watch, ENOSYS, "inotify says ENOSYS (watchers poll)"},
+		{kill_every, EPERM, "kill(-1) refused"},
+		{kill_self, 0, "kill of itself works"},
+		{limit_parent, EPERM, "prlimit of another process refused"},
+		{limit_self, 0, "prlimit of itself works"},
+		{nice_user, EPERM, "setpriority(PRIO_USER) refused"},
+		{nice_parent, EPERM, "setpriority of another process refused"},
+		{nice_self, 0, "setpriority of itself works"},
+		{affinity_parent, EPERM, "sched_setaffinity of another process refused"},
+		{truncate_scratch, 0, "truncate(2) works (Landlock handles it from ABI 3)"},
+		{plain_fork, 0, "fork works"},
+	};
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+		is_int(under_flags(OWS_NET_NONE, h, probes[i].probe), probes[i].want, "host ns: %s",
+		       probes[i].what);
+	is_int(under_flags(OWS_NET_NONE, h | OWS_SECCOMP_NO_TRUNCATE, truncate_scratch), EPERM,
+	       "host ns before ABI 3: truncate(2) refused");
+	is_int(under_filter(OWS_NET_NONE, pair_dgram), 0, "own namespaces: a DGRAM socketpair works");
+	is_int(under_filter(OWS_NET_NONE, sysv_shm), 0, "own namespaces: SysV IPC works (its own)");
+
+	is_int(under_guard(false, kill_init), EPERM, "guard: kill of init refused");
+	is_int(under_guard(false, kill_init_group), EPERM, "guard: kill of init's group refused");
+	is_int(under_guard(false, tgkill_init), EPERM, "guard: tgkill of init refused");
+	is_int(under_guard(false, sigqueue_init), EPERM, "guard: rt_sigqueueinfo to init refused");
+	is_int(under_guard(false, kill_self), 0, "guard: kill of itself works");
+	is_int(under_guard(false, setown_init), EPERM, "guard: F_SETOWN to init refused");
+	is_int(under_guard(false, setown_self), 0, "guard: F_SETOWN to itself works");
+	is_int(under_guard(false, setown_ex), EPERM, "guard: F_SETOWN_EX refused (its owner is out of sight)");
+	is_int(under_guard(false, pidfd_open_init), 0, "guard: pidfd_open of init works (a handle)");
+	is_int(under_guard(false, pidfd_signal_init), 0, "guard with a signal scope: pidfd_send_signal works");
+	is_int(under_guard(true, pidfd_signal_init), EPERM, "guard without one: pidfd_send_signal refused");
+	is_int(kill_init(), 0, "without the guard, kill of the parent works");
+}
+
 int main(void)
 {
 	ows__seccomp f;
-	is_int(ows__seccomp_build(&f, OWS_NET_NONE, NULL), 0, "the filter builds");
+	is_int(ows__seccomp_build(&f, OWS_NET_NONE, 0, NULL), 0, "the filter builds");
 	ok(f.len > 10 && f.len < OWS_SECCOMP_MAX_INSNS, "with %u instructions", f.len);
 
 	is_int(under_filter(OWS_NET_NONE, tcp), EPERM, "none: TCP socket refused");
@@ -309,6 +479,7 @@ int main(void)
 	is_int(fchmod_suid(), 0, "without the filter, fchmod to 04755 works");
 	is_int(openat_sgid(), 0, "without the filter, openat(O_CREAT, 02755) works");
 	is_int(mknod_whiteout(), 0, "without the filter, mknod of a whiteout works");
+	host_ns();
 	is_int(ows__rmtree_at(AT_FDCWD, scratch), 0, "the scratch folder removed");
 	return done_testing();
 }
