@@ -14,7 +14,15 @@ attack_lifetime() {
 	local job=$!
 	for _ in $(seq 200); do [ -e "$OUT/up" ] && break; sleep 0.05; done
 	check "$(tag) control: the session started its daemons" test -e "$OUT/up"
-	host=$(pgrep -u "$(id -u "$PERSON")" -f "owsbx run --provider $P --net $NET --rw $OUT" | head -1)
+	# Init is a fork of the host, with its command line: the host is the one of the two
+	# whose parent is not the other (pids wrap, so not the lower one).
+	local c cands
+	cands=$(pgrep -u "$(id -u "$PERSON")" -f "owsbx run --provider $P --net $NET --rw $OUT")
+	host=""
+	for c in $cands; do
+		grep -qx "$(awk '/^PPid:/ {print $2}' "/proc/$c/status" 2>/dev/null)" <<<"$cands" ||
+			host=$c
+	done
 	[ -n "$host" ] && kill -KILL "$host"
 	for i in $(seq 100); do
 		pids=$(pgrep -u "$uid" -x sleep)
