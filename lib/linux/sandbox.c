@@ -291,8 +291,9 @@ static int plan_masks(struct ows__plan *p, struct landlock_impl *li, const ows_p
 	static const char *const system[] = {"/etc", "/opt"};
 	/* Room for them beside the system's mounts and the session's folders. */
 	const size_t max = OWS_INIT_MAX_MOUNTS / 2;
+	const bool groups_kept = p->userns || p->in_host_ns; /* no privilege to drop them */
 	int rc = 0;
-	for (size_t i = 0; i < OWS__ARRAY_LEN(system) && (p->userns || p->in_host_ns) && rc == 0; i++)
+	for (size_t i = 0; i < OWS__ARRAY_LEN(system) && groups_kept && rc == 0; i++)
 		rc = ows__mask_group_only(system[i], max - li->masks.len, &li->masks, err);
 	/* In the host's namespaces Landlock's read-only rights refuse writing into a
 	 * FIFO, and seccomp lets no unix socket be made: nothing there to cover. */
