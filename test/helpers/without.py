@@ -9,6 +9,9 @@
 #               EPERM; clone3: ENOSYS, which glibc answers with clone), as Docker's default
 #               profile and user.max_user_namespaces=0 (ENOSPC) do; without one, an
 #               unprivileged process gets no other namespace either
+#   mount       fsopen and mount fail with EPERM: a namespace made without CAP_SYS_ADMIN
+#   loopback    ioctl(SIOCSIFFLAGS) fails with EPERM: no CAP_NET_ADMIN there (both are what
+#               Ubuntu's AppArmor restriction does to a namespace it lets be made)
 import ctypes, os, struct, sys
 
 what, cmd = sys.argv[1], sys.argv[3:]
@@ -30,7 +33,9 @@ deny = {"landlock": [(444, ENOSYS), (445, ENOSYS), (446, ENOSYS)],
         "landlock-off": [(444, EOPNOTSUPP), (445, EOPNOTSUPP), (446, EOPNOTSUPP)],
         "seccomp": [(317, ENOSYS)],
         "namespaces": [(272, EPERM), (435, ENOSYS)],
-        "userns": [(435, ENOSYS)]}[what]
+        "userns": [(435, ENOSYS)],
+        "mount": [(430, EPERM), (165, EPERM)],
+        "loopback": []}[what]
 body = []
 for nr, err in deny:
     body += [jump(JEQ, nr, 0, 1), stmt(RET, ERRNO | err)]
@@ -46,6 +51,10 @@ if what == "namespaces":
     body += flagged(56, CLONE_NEW_ALL)
 if what == "userns":
     body += flagged(56, CLONE_NEWUSER) + flagged(272, CLONE_NEWUSER)
+if what == "loopback":
+    # ioctl (16) with SIOCSIFFLAGS (0x8914) as its request
+    body += [jump(JEQ, 16, 0, 3), stmt(LD, 24), jump(JEQ, 0x8914, 0, 1), stmt(RET, ERRNO | EPERM),
+             stmt(LD, 0)]
 if what == "seccomp":
     # prctl(PR_SET_SECCOMP) (157, option 22) too
     body += [jump(JEQ, 157, 0, 3), stmt(LD, 16), jump(JEQ, 22, 0, 1), stmt(RET, ERRNO | 22),

@@ -13,37 +13,9 @@
 . "$OWSTEST_DIR/user.sh"
 owstest_user_setup
 
-# WITHOUT WHAT -- CMD...: exec CMD under a seccomp filter that takes WHAT away.
-WITHOUT='
-import ctypes, os, struct, sys
-what, cmd = sys.argv[1], sys.argv[3:]
-EPERM, ENOSYS = 1, 38
-def stmt(code, k): return struct.pack("HBBI", code, 0, 0, k)
-def jump(code, k, jt, jf): return struct.pack("HBBI", code, jt, jf, k)
-LD, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06
-ALLOW, ERRNO = 0x7fff0000, 0x00050000
-body = []
-def deny(nr, err):
-    body.extend([jump(JEQ, nr, 0, 1), stmt(RET, ERRNO | err)])
-def deny_if(nr, off, test, k, err):   # nr when its argument at `off` matches k
-    body.extend([jump(JEQ, nr, 0, 3), stmt(LD, off), jump(test, k, 0, 1), stmt(RET, ERRNO | err),
-                 stmt(LD, 0)])
-if what == "namespaces":    # unshare, clone3, clone with a CLONE_NEW* flag
-    deny(272, EPERM); deny(435, ENOSYS); deny_if(56, 16, JSET, 0x7E020000, EPERM)
-elif what == "mount":       # fsopen and mount: no CAP_SYS_ADMIN in the namespace
-    deny(430, EPERM); deny(165, EPERM)
-elif what == "loopback":    # ioctl(SIOCSIFFLAGS): no CAP_NET_ADMIN there
-    deny_if(16, 24, JEQ, 0x8914, EPERM)
-prog = [stmt(LD, 4), jump(JEQ, 0xC000003E, 0, len(body) + 1), stmt(LD, 0)] + body + [stmt(RET, ALLOW)]
-buf = ctypes.create_string_buffer(b"".join(prog))
-class Fprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-fp = Fprog(len(prog), ctypes.addressof(buf))
-libc = ctypes.CDLL(None, use_errno=True)
-if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fp), 0, 0) != 0:
-    print("filter failed", ctypes.get_errno(), file=sys.stderr); sys.exit(99)
-os.execv(cmd[0], cmd)
-'
+# WITHOUT WHAT -- CMD...: exec CMD under a seccomp filter that takes WHAT away (namespaces,
+# mount, loopback: test/helpers/without.py).
+WITHOUT=$OWSTEST_DIR/helpers/without.py
 
 # NESTED UID GID -- CMD... (as root): CMD as UID in a user namespace of root's whose limit of
 # user namespaces is 0. Every id maps to itself; the host's own limit is not touched.
@@ -109,7 +81,7 @@ nested() { # owsbx ARGS in the namespace with the limit at 0
 without() { # WHAT ARGS: owsbx ARGS as the person under the filter that takes WHAT away
 	local what=$1
 	shift
-	as_user "$PY" -c "$WITHOUT" "$what" -- "$OWSBX" "$@" >"$TU_TMP/sbx.out" 2>"$TU_TMP/sbx.err" </dev/null
+	as_user "$PY" "$WITHOUT" "$what" -- "$OWSBX" "$@" >"$TU_TMP/sbx.out" 2>"$TU_TMP/sbx.err" </dev/null
 	SBX_RC=$?
 	SBX_OUT=$(cat "$TU_TMP/sbx.out")
 	SBX_ERR=$(cat "$TU_TMP/sbx.err")
@@ -134,7 +106,7 @@ simulated() {
 	is "$(owstest_session_dirs)" "" "limit 0: no session folder left"
 
 	# A seccomp filter refusing new namespaces, as Docker's default profile: clone gives EPERM.
-	as_user "$PY" -c "$WITHOUT" namespaces -- /usr/bin/unshare -U true 2>/dev/null
+	as_user "$PY" "$WITHOUT" namespaces -- /usr/bin/unshare -U true 2>/dev/null
 	isnt "$?" 0 "control: under the namespaces filter, unshare -U fails"
 	without namespaces report
 	like "$(row)" 'unavailable +a seccomp filter on this process refuses new namespaces \(as Docker.s default profile does\): clone: Operation not permitted' \
@@ -145,9 +117,9 @@ simulated() {
 
 	# The namespace is made, but without what init needs next: as under Ubuntu's restriction,
 	# the probe must go past clone to see it. Before it did, these rows said "enforced".
-	as_user "$PY" -c "$WITHOUT" mount -- /usr/bin/unshare -Urm mount -t tmpfs none /tmp 2>/dev/null
+	as_user "$PY" "$WITHOUT" mount -- /usr/bin/unshare -Urm mount -t tmpfs none /tmp 2>/dev/null
 	isnt "$?" 0 "control: under the mount filter, a tmpfs cannot be mounted in a new namespace"
-	as_user "$PY" -c "$WITHOUT" mount -- /usr/bin/unshare -U true
+	as_user "$PY" "$WITHOUT" mount -- /usr/bin/unshare -U true
 	is "$?" 0 "control: but the namespace itself is made"
 	without mount report
 	like "$(row)" 'unavailable +user namespaces are created without the capabilities the sandbox needs .*: mounting a tmpfs: Operation not permitted' \
