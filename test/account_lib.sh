@@ -27,6 +27,7 @@ ROOT=${OWS_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$(dirname "${BASH_SOURCE[0]}")/etc_backups.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/places.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/features.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/hosts.sh"
 N=0
 FAILED=0
 ok() { N=$((N + 1)); echo "ok $N - $*"; }

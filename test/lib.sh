@@ -34,6 +34,7 @@ export OWSTEST_DIR OWSTEST_ROOT
 PY=/usr/bin/python3
 
 . "$OWSTEST_DIR/features.sh"
+. "$OWSTEST_DIR/hosts.sh"
 
 diag() {
 	local l

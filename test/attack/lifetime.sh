@@ -14,15 +14,7 @@ attack_lifetime() {
 	local job=$!
 	for _ in $(seq 200); do [ -e "$OUT/up" ] && break; sleep 0.05; done
 	check "$(tag) control: the session started its daemons" test -e "$OUT/up"
-	# Init is a fork of the host, with its command line: the host is the one of the two
-	# whose parent is not the other (pids wrap, so not the lower one).
-	local c cands
-	cands=$(pgrep -u "$(id -u "$PERSON")" -f "owsbx run --provider $P --net $NET --rw $OUT")
-	host=""
-	for c in $cands; do
-		grep -qx "$(awk '/^PPid:/ {print $2}' "/proc/$c/status" 2>/dev/null)" <<<"$cands" ||
-			host=$c
-	done
+	host=$(session_host "$(id -u "$PERSON")" "owsbx run --provider $P --net $NET --rw $OUT")
 	[ -n "$host" ] && kill -KILL "$host"
 	for i in $(seq 100); do
 		pids=$(pgrep -u "$uid" -x sleep)

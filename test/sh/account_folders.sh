@@ -42,7 +42,7 @@ check "grants are revoked at close: the folder's ACL is as before" \
 check "... and the home's" test "$(getfacl -p "$PHOME" 2>/dev/null)" = "$acl_before_home"
 
 # host_of PATTERN: the pid of the person's owsbx host whose command line matches.
-host_of() { pgrep -u "$PERSON" -f "$1" | head -1; }
+host_of() { session_host "$PERSON" "$1"; }
 # gone PID: the process has exited (a zombie counts as gone: its descriptors are closed).
 gone() { [ ! -e "/proc/$1" ] || [ "$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)" = Z ]; }
 poll() { # poll CMD...: up to 5 s

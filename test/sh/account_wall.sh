@@ -164,7 +164,7 @@ as_person "$BIN/owsbx" run --provider account -- sh -c \
 	'(sleep 1000 &); setsid sleep 1000 & nohup sleep 1000 >/dev/null 2>&1 & sleep 1000' \
 	>/dev/null 2>&1 &
 for _ in $(seq 100); do [ "$(alive "$CUID")" -ge 4 ] && break; sleep 0.1; done
-host=$(pgrep -u "$PERSON" -f "$BIN/owsbx run" | head -1)
+host=$(session_host "$PERSON" "$BIN/owsbx run")
 check "the session runs before the kill ($(alive "$CUID") processes)" test "$(alive "$CUID")" -ge 4
 kill -9 "$host"
 for _ in $(seq 50); do [ "$(alive "$CUID")" = 0 ] && break; sleep 0.1; done

@@ -109,12 +109,7 @@ without userns -- "$OWSBX" run --rw "$W" -- sh -c "(setsid sleep 300 &) ; nohup 
 job=$!
 for _ in $(seq 200); do [ -e "$W/up" ] && break; sleep 0.05; done
 ok "control: the session started its daemons" test -e "$W/up"
-# init is a fork of the host, with its command line: the host's parent is not a match
-cands=$(pgrep -u "$TU_UID" -f "owsbx run --rw $W -- sh -c")
-host=""
-for c in $cands; do
-	grep -qx "$(awk '/^PPid:/ {print $2}' "/proc/$c/status" 2>/dev/null)" <<<"$cands" || host=$c
-done
+host=$(session_host "$TU_UID" "owsbx run --rw $W -- sh -c")
 [ -n "$host" ] && kill -KILL "$host"
 for _ in $(seq 100); do
 	left=$(pgrep -u "$TU_UID" -x sleep)
