@@ -7,12 +7,13 @@
 # person and refuses), and some machines mount it noexec. So the tests' folders that hold
 # a launcher go under the first of OWSTEST_SUID_BASES whose mount honours set-user-ID bits
 # and exec, and that everyone may traverse (the test person and the accounts run what is
-# in it). Each test removes its own folder; test/run.sh reports any left under the bases.
+# in it); the kernel matrix sets OWSTEST_SUID_BASES to put them on a file system of its
+# choosing. Each test removes its own folder; test/run.sh reports any left under the bases.
 #
 #   owstest_suid_base          prints that base folder; fails when none is usable
 #   owstest_suid_tmpdir NAME   mktemp -d BASE/NAME.XXXXXX, mode 0755; prints its path
 
-OWSTEST_SUID_BASES="/tmp /var/tmp /var/lib /usr/local/lib"
+OWSTEST_SUID_BASES=${OWSTEST_SUID_BASES:-"/tmp /var/tmp /var/lib /usr/local/lib"}
 
 owstest_suid_base() {
 	# shellcheck disable=SC2086 # the list of folders, split on purpose

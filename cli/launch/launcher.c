@@ -71,6 +71,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "linux/cgroup.h"
@@ -503,9 +504,20 @@ static void sweep_stale(int sb)
 	if (!d)
 		return;
 	struct dirent *e;
+	time_t now = time(NULL);
 	while ((e = readdir(d))) {
 		char id[ID_LEN + 1], lock[ID_LEN + 8];
 		size_t n = strlen(e->d_name);
+		struct stat st;
+		if (ows__is_create_temp(e->d_name)) {
+			/* A lock a launcher was making where the file system has no O_TMPFILE
+			 * (take_lock), left by a crash.  A live one exists for microseconds and
+			 * is unlocked between its creation and its flock: only old ones go. */
+			if (fstatat(sb, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    st.st_mtime < now - 60)
+				unlinkat(sb, e->d_name, 0);
+			continue;
+		}
 		if (n != ID_LEN && !(n == ID_LEN + 5 && strcmp(e->d_name + ID_LEN, ".lock") == 0))
 			continue;
 		snprintf(id, sizeof(id), "%.*s", ID_LEN, e->d_name);
@@ -529,12 +541,10 @@ static void sweep_stale(int sb)
 /* The lock, created locked and then linked, so no sweeper ever sees it free. */
 static int take_lock(int sb)
 {
-	char lock[ID_LEN + 8], proc[64];
+	char lock[ID_LEN + 8];
 	snprintf(lock, sizeof(lock), "%s.lock", rq.id);
-	int lfd = openat(sb, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", lfd);
-	if (lfd < 0 || flock(lfd, LOCK_EX) != 0 ||
-	    linkat(AT_FDCWD, proc, sb, lock, AT_SYMLINK_FOLLOW) != 0)
+	int lfd = ows__create_locked_at(sb, lock, "");
+	if (lfd < 0)
 		refuse("cannot create the session's lock (is the session id in use?)", rq.id, errno);
 	return lfd;
 }
