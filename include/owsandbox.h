@@ -14,8 +14,14 @@
  *    handle and lives as long as it does.
  *  - Setters only record; side effects happen in ows_session_open(),
  *    ows_session_spawn() and the machine calls.
- *  - The library never prints, never exits and keeps no global state.  No
- *    handle is thread-safe: use one per thread, or lock around it.
+ *  - The library never prints, never exits and never changes process-wide
+ *    state (rlimits, signal dispositions, the umask) behind the host's back.
+ *  - A session is safe to use from several threads at once: spawns, runs and
+ *    waits from different threads proceed in parallel.  A proc is used by one
+ *    thread at a time, or locked around.  Policies and configs are plain
+ *    values: build one per thread, or share one that no thread changes.
+ *  - Misuse the type system lets through (NULL, a closed session, a freed
+ *    proc's session closing) gets OWS_EINVAL or OWS_ESTATE, never a crash.
  *  - JSON in and out at the edges (policy, reports, status) so that a host
  *    in another language can use the library through its C ABI alone.
  */
@@ -35,7 +41,10 @@ extern "C" {
 #define OWS_API __attribute__((visibility("default")))
 #endif
 
-#define OWS_VERSION "0.1.0"
+#define OWS_VERSION_MAJOR 0
+#define OWS_VERSION_MINOR 2
+#define OWS_VERSION_PATCH 0
+#define OWS_VERSION "0.2.0"
 
 /* ------------------------------------------------------------------ errors */
 
@@ -215,7 +224,8 @@ typedef struct ows_session ows_session;
  * returning.  On any failure nothing is left behind: no private folder, no
  * grant, no process.  OWS_EUNSUPPORTED when the kernel cannot enforce the
  * policy, OWS_EVERIFY when the proof failed (the report says which check).
- * `config` may be NULL for built-in defaults; `opts` may be NULL.
+ * `config` may be NULL for the machine's config (ows_config_load(NULL)), as the
+ * CLI reads it; `opts` may be NULL.
  * Neither the policy nor the config needs to outlive the call.
  */
 OWS_API int ows_session_open(const ows_policy *policy, const ows_config *config,
@@ -265,6 +275,25 @@ OWS_API int ows_session_remove_site(ows_session *session, const char *pattern, o
  */
 OWS_API int ows_session_blocked_json(ows_session *session, int64_t since_ms, char **out,
 				     ows_error *err);
+/*
+ * Whether the session's list lets `host`:`port` through, without connecting:
+ * what the host's own web tools (search, fetch) ask before they reach out, so
+ * that they obey the same list.  1 allowed, 0 refused, negative on error.
+ * *why_json (may be NULL; caller frees) is {"allowed", "host", "port",
+ * "pattern" (the entry that allows it), "reason" ("not listed", "private
+ * address", "network none", "network open"), "allow" (what would let it)}.
+ * Names are resolved as the proxy would, so a listed name that resolves to a
+ * private address is refused here too.
+ */
+OWS_API int ows_session_check_site(ows_session *session, const char *host, int port,
+				   char **why_json, ows_error *err);
+/*
+ * The session's sites and where each came from, for an Access view: a JSON
+ * array of {"pattern", "source"}, source one of "machine" (the machine's
+ * config), "policy", "credential" (a shared login's host), "session"
+ * (ows_session_allow_site).  Caller frees *out.
+ */
+OWS_API int ows_session_sites_json(ows_session *session, char **out, ows_error *err);
 
 /* ------------------------------------------------------------------- spawn */
 
@@ -298,7 +327,81 @@ OWS_API int ows_session_spawn(ows_session *session, const char *const argv[],
  */
 OWS_API int ows_proc_wait(ows_proc *proc, int timeout_ms, int *exit_code, ows_error *err);
 OWS_API int ows_proc_kill(ows_proc *proc, int signo, ows_error *err);
+/*
+ * A descriptor that becomes readable when the command has exited, for an
+ * event loop (asyncio's add_reader, epoll, poll): then ows_proc_wait(proc,
+ * 0, ...) returns 1 at once.  Borrowed: valid until ows_proc_free(); do not
+ * close it or read from it.  -1 for NULL.
+ */
+OWS_API int ows_proc_fd(const ows_proc *proc);
+/*
+ * The sites the proxy refused to this command (and what it started) so far,
+ * as a JSON array as ows_proxy_blocked_json gives; "[]" outside `allowlist`.
+ * Caller frees *out.
+ */
+OWS_API int ows_proc_blocked_json(ows_proc *proc, char **out, ows_error *err);
 OWS_API void ows_proc_free(ows_proc *proc);
+
+/* --------------------------------------------------------------------- run */
+
+/* Called from the thread inside ows_session_run() with output as it comes. */
+typedef void (*ows_output_fn)(void *ctx, int stream /* 1 stdout, 2 stderr */, const char *data,
+			      size_t len);
+
+typedef struct ows_run_options {
+	size_t size;            /* sizeof(ows_run_options) */
+	const char *cwd;        /* as ows_spawn_options */
+	const char *const *env; /* as ows_spawn_options */
+	const void *input;      /* bytes written to the command's stdin, then closed; */
+	size_t input_len;       /*   NULL: stdin is /dev/null */
+	int timeout_ms;         /* <= 0: none; when it passes the command and all it
+				   started are killed and timed_out is set */
+	size_t output_limit;    /* bytes kept of each stream (0: 1 MiB); the rest is
+				   read and dropped, and *_truncated set */
+	ows_output_fn on_output; /* also streamed here; NULL for none */
+	void *output_ctx;
+} ows_run_options;
+
+OWS_API void ows_run_options_init(ows_run_options *opts);
+
+typedef struct ows_run_result {
+	int exit_code;          /* as ows_proc_wait: 128+N for signal N */
+	int timed_out;          /* 1 when the timeout killed it */
+	char *out;              /* stdout, NUL-terminated (it may hold NULs: see out_len) */
+	size_t out_len;
+	int out_truncated;
+	char *err;              /* stderr, likewise */
+	size_t err_len;
+	int err_truncated;
+	int64_t wall_ms;        /* from spawn to exit */
+	char *blocked_json;     /* sites refused to this call: JSON array, never NULL */
+	const char *enforcement; /* the session's: "full", "partial", "none" (static) */
+} ows_run_result;
+
+/*
+ * Runs argv in the session and waits for it: output captured (and streamed
+ * when asked), the per-call timeout applied.  Thread-safe on one session.
+ * A command that ran returns 0 whatever its exit code, and *out holds the
+ * result (caller frees it with ows_run_result_free()); OWS_ESPAWN when it
+ * could not start.  `opts` may be NULL.
+ */
+OWS_API int ows_session_run(ows_session *session, const char *const argv[],
+			    const ows_run_options *opts, ows_run_result **out, ows_error *err);
+OWS_API void ows_run_result_free(ows_run_result *result);
+/*
+ * The same for FFI hosts, JSON in and out.  Request:
+ *   {"argv": [...], "cwd": "...", "env": {"NAME": "VALUE"}, "input": "text",
+ *    "input_b64": "...", "timeout_ms": N, "output_limit": N}
+ * Response (caller frees *response_json):
+ *   {"exit_code": N, "timed_out": b, "stdout": "...", "stderr": "...",
+ *    "stdout_truncated": b, "stderr_truncated": b, "wall_ms": N,
+ *    "blocked": [...], "enforcement": "..."}
+ * Output that is not UTF-8 comes as "stdout_b64"/"stderr_b64" instead.
+ * On failure *response_json is {"error": {"code", "name", "what", "where", "hint"}}
+ * and the return is the negative code.
+ */
+OWS_API int ows_session_run_json(ows_session *session, const char *request_json,
+				 char **response_json, ows_error *err);
 
 /* ------------------------------------------------------- verify and report */
 
