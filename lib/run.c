@@ -112,9 +112,7 @@ static int result_fill(ows_run_result *r, ows_session *s, ows__run_io *io, ows_e
 	r->err = sink_take(&io->sink[1]);
 	if (!r->out || !r->err)
 		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
-	/* TODO(hostproxy): ows_proc_blocked_json(io->proc, &r->blocked_json, err) once merged. */
-	r->blocked_json = ows__strdup("[]", err);
-	return r->blocked_json ? 0 : OWS_ENOMEM;
+	return ows_proc_blocked_json(io->proc, &r->blocked_json, err);
 }
 
 int ows_session_run(ows_session *s, const char *const argv[], const ows_run_options *opts,
