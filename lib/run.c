@@ -134,18 +134,25 @@ int ows_session_run(ows_session *s, const char *const argv[], const ows_run_opti
 	if (!opts->input && opts->input_len)
 		return ows__fail(err, OWS_EINVAL, 0, "ows_run_options.input",
 				 "set input, or input_len to 0", "input_len without input");
+	/* Entered for the whole call: a close from another thread ends the command, then waits. */
+	int rc = ows__session_enter(s, err);
+	if (rc < 0)
+		return rc;
 	ows_run_result *r = ows__calloc(1, sizeof(*r), err);
-	if (!r)
+	if (!r) {
+		ows__session_leave(s);
 		return OWS_ENOMEM;
+	}
 	ows__run_io io = {.opts = opts};
 	sinks_init(&io, opts);
-	int rc = ows__run_exchange(s, argv, &io, err);
+	rc = ows__run_exchange(s, argv, &io, err);
 	if (rc == 0)
 		rc = result_fill(r, s, &io, err);
 	if (rc == 0 && (io.sink[0].failed || io.sink[1].failed))
 		rc = ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL,
 			       "out of memory for the command's output");
 	ows_proc_free(io.proc);
+	ows__session_leave(s);
 	free(io.sink[0].buf);
 	free(io.sink[1].buf);
 	if (rc < 0) {

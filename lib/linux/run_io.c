@@ -40,6 +40,7 @@ struct run {
 	ows__run_io *io;
 	ows_proc *proc;
 	int fd[3];            /* the host's ends: stdin's write end, stdout's and stderr's read ends */
+	int exit_fd;          /* ows_proc_fd(): readable once the command has exited (borrowed) */
 	const char *in;       /* what is left to write */
 	size_t in_left;
 	int64_t deadline;     /* monotonic ms at which the timeout kills; -1: none */
@@ -152,18 +153,6 @@ static void drain_once(struct run *r, int which, char *buf)
 		close_fd(&r->fd[which]);
 }
 
-/*
- * The descriptor that becomes readable at the command's exit, or -1 when
- * the wait falls back to asking ows_proc_wait() every RUN_POLL_SLICE_MS.
- */
-#define RUN_POLL_SLICE_MS 10
-static int exit_fd(const struct run *r)
-{
-	/* TODO(hostcore): ows_proc_fd(r->proc) once merged; then no slice. */
-	(void)r;
-	return -1;
-}
-
 /* Whether the command has exited (without waiting); negative when the session is gone. */
 static int check_exit(struct run *r, ows_error *err)
 {
@@ -186,7 +175,7 @@ static int kill_command(struct run *r, ows_error *err)
 	return ows_proc_kill(r->proc, SIGKILL, err);
 }
 
-/* How long the next poll may sleep: until the timeout, the end of the drain, or the slice. */
+/* How long the next poll may sleep: until the timeout or the end of the drain. */
 static int poll_timeout(const struct run *r, int64_t now)
 {
 	int64_t until = -1;
@@ -194,10 +183,7 @@ static int poll_timeout(const struct run *r, int64_t now)
 		until = r->drain_until;
 	else if (r->deadline >= 0 && !r->killed)
 		until = r->deadline;
-	int t = until < 0 ? -1 : until <= now ? 0 : until - now > 60000 ? 60000 : (int)(until - now);
-	if (!r->exited && exit_fd(r) < 0 && (t < 0 || t > RUN_POLL_SLICE_MS))
-		t = RUN_POLL_SLICE_MS;
-	return t;
+	return until < 0 ? -1 : until <= now ? 0 : until - now > 60000 ? 60000 : (int)(until - now);
 }
 
 /* One round: sleep in poll until something is ready, then serve it.  1 when the run is over. */
@@ -214,7 +200,7 @@ static int run_round(struct run *r, char *buf, ows_error *err)
 	}
 	struct pollfd pfd[4];
 	int slot[4], n = 0;
-	int efd = r->exited ? -1 : exit_fd(r);
+	int efd = r->exited ? -1 : r->exit_fd;
 	for (int i = IN; i <= ERR; i++)
 		if (r->fd[i] >= 0) {
 			pfd[n] = (struct pollfd){.fd = r->fd[i], .events = i == IN ? POLLOUT : POLLIN};
@@ -241,11 +227,13 @@ static int run_round(struct run *r, char *buf, ows_error *err)
 		if (rc < 0)
 			return rc;
 	}
-	if (!r->exited) {
-		int rc = check_exit(r, err);
-		if (rc < 0)
-			return rc;
-	}
+	/* Asked only when the exit descriptor spoke: that answer does not block. */
+	for (int i = 0; !r->exited && ready > 0 && i < n; i++)
+		if (slot[i] < 0 && pfd[i].revents) {
+			int rc = check_exit(r, err);
+			if (rc < 0)
+				return rc;
+		}
 	return 0;
 }
 
@@ -277,6 +265,9 @@ static int spawn_on_pipes(ows_session *s, const char *const argv[], struct run *
 		r->spawned_at = mono_ms();
 		rc = ows_session_spawn(s, argv, &so, &r->proc, err);
 	}
+	if (rc == 0 && (r->exit_fd = ows_proc_fd(r->proc)) < 0)
+		rc = ows__fail(err, OWS_ESTATE, 0, NULL, "open a new session",
+			       "the command has no exit descriptor: the session is closing");
 	/* The command has its own copies: the host's would hold the pipes open. */
 	for (int i = 0; i < 3; i++)
 		if (child[i] >= 0)
@@ -287,7 +278,7 @@ static int spawn_on_pipes(ows_session *s, const char *const argv[], struct run *
 int ows__run_exchange(ows_session *s, const char *const argv[], ows__run_io *io,
 		      ows_error *err)
 {
-	struct run r = {.io = io, .fd = {-1, -1, -1}, .deadline = -1};
+	struct run r = {.io = io, .fd = {-1, -1, -1}, .exit_fd = -1, .deadline = -1};
 	r.in = io->opts->input;
 	r.in_left = io->opts->input ? io->opts->input_len : 0;
 	char *buf = ows__calloc(1, RUN_CHUNK, err);
