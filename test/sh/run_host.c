@@ -398,6 +398,28 @@ static void test_threads(void)
 	is_int(good, 20, "4 threads at once on one session, 5 calls each: every result its own");
 }
 
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A figure, not an assertion: what one call of `true` costs here, spawn to result. */
+static void test_latency(void)
+{
+	int good = 0;
+	double t0 = mono_ms();
+	for (int i = 0; i < 20; i++) {
+		ows_run_result *r = run((const char *const[]){"true", NULL}, NULL);
+		good += r && r->exit_code == 0;
+		ows_run_result_free(r);
+	}
+	double ms = (mono_ms() - t0) / 20;
+	is_int(good, 20, "20 calls in sequence");
+	diag("run call latency (true, %s): %.2f ms a call", ows_session_provider(S), ms);
+}
+
 static void test_misuse(void)
 {
 	ows_run_result *r = (ows_run_result *)1;
@@ -454,7 +476,8 @@ int main(int argc, char **argv)
 		{"cap", test_cap},           {"stdin", test_stdin},
 		{"timeout", test_timeout},   {"daemon", test_daemon_outlives},
 		{"streaming", test_streaming}, {"json", test_json},
-		{"threads", test_threads},   {"misuse", test_misuse},
+		{"threads", test_threads},   {"latency", test_latency},
+		{"misuse", test_misuse},
 	};
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		bool chosen = argc <= 4;
