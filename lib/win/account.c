@@ -80,7 +80,7 @@ static int grant(win_impl *w, ows_session *s, const ows_config *c, const char *p
 }
 
 /* Writes a request for the runner: cwd, command line, entries, each NUL-ended, then NUL. */
-/* Named by the proc's id: unique in the session, also for spawns on several threads. */
+/* Named by the proc's id (0: the proof): unique in the session, also for spawns on several threads. */
 static int write_request(win_impl *w, uint32_t id, const wchar_t *cwd, const wchar_t *line,
 			 const wchar_t *entries, wchar_t *path_out, ows_error *err)
 {
@@ -169,7 +169,7 @@ static int prove(win_impl *w, ows_session *s, const ows_policy *p, const char *h
 	wchar_t req[MAX_PATH], cwd[MAX_PATH];
 	swprintf(cwd, MAX_PATH, L"%hs", w->private_dir);
 	HANDLE h = NULL;
-	int rc = write_request(w, cwd, L"?prove", entries, req, err);
+	int rc = write_request(w, 0 /* no proc has id 0 */, cwd, L"?prove", entries, req, err);
 	free(entries);
 	if (rc == 0)
 		rc = start_runner(w, req, cwd, &h, NULL, err);
