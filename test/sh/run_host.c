@@ -210,6 +210,14 @@ static void test_timeout(void)
 	ok(sleeps_gone("3600") && sleeps_gone("3601") && sleeps_gone("3602"),
 	   "the command and every process it started are gone, the double-forked daemons too");
 	ows_run_result_free(r);
+
+	/* One that leaves the process group holds the pipes past the kill: the call still ends. */
+	r = run(SH("setsid sleep 3604 & echo started; sleep 3600"), &o);
+	ok(r && r->timed_out && r->exit_code == 128 + SIGKILL && strcmp(r->out, "started\n") == 0,
+	   "a daemon that left the group (setsid) and holds the pipes: the call ends after the kill");
+	ok(sleeps_gone("3600") && count_sleeps("3604") == 1,
+	   "the command is gone; that daemon is not (it ends with the session)");
+	ows_run_result_free(r);
 }
 
 static void test_daemon_outlives(void)
@@ -520,6 +528,7 @@ int main(int argc, char **argv)
 
 	ows_session_close(S, NULL);
 	ows_config_free(C);
-	ok(sleeps_gone("3603"), "the daemon a call left behind ends with the session");
+	ok(sleeps_gone("3603") && sleeps_gone("3604"),
+	   "the daemons calls left behind end with the session");
 	return done_testing();
 }
