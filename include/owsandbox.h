@@ -375,11 +375,13 @@ typedef struct ows_run_options {
 	const char *const *env; /* as ows_spawn_options */
 	const void *input;      /* bytes written to the command's stdin, then closed; */
 	size_t input_len;       /*   NULL: stdin is /dev/null */
-	int timeout_ms;         /* <= 0: none; when it passes the command and all it
-				   started are killed and timed_out is set */
+	int timeout_ms;         /* <= 0: none; when it (or the session's wall_seconds)
+				   passes, the command's process group is killed, the
+				   daemons it double-forked too, and timed_out is set */
 	size_t output_limit;    /* bytes kept of each stream (0: 1 MiB); the rest is
 				   read and dropped, and *_truncated set */
-	ows_output_fn on_output; /* also streamed here; NULL for none */
+	ows_output_fn on_output; /* also streamed here, every byte, past the limit
+				    too; NULL for none */
 	void *output_ctx;
 } ows_run_options;
 
@@ -402,6 +404,13 @@ typedef struct ows_run_result {
 /*
  * Runs argv in the session and waits for it: output captured (and streamed
  * when asked), the per-call timeout applied.  Thread-safe on one session.
+ * The call ends at the command's exit and a short drain of its pipes (100
+ * ms, 2 s after a kill), not when every holder of the pipes has closed them:
+ * a background process it left runs on until the session closes, and what
+ * it writes later is not captured.  One that left the process group
+ * (setsid) outlives the timeout's kill too.  The host's signal dispositions
+ * and mask are left as they were (stdin is written with SIGPIPE blocked in
+ * the calling thread only).
  * A command that ran returns 0 whatever its exit code, and *out holds the
  * result (caller frees it with ows_run_result_free()); OWS_ESPAWN when it
  * could not start.  `opts` may be NULL.
@@ -418,6 +427,8 @@ OWS_API void ows_run_result_free(ows_run_result *result);
  *    "stdout_truncated": b, "stderr_truncated": b, "wall_ms": N,
  *    "blocked": [...], "enforcement": "..."}
  * Output that is not UTF-8 comes as "stdout_b64"/"stderr_b64" instead.
+ * "input" may hold NULs (\u0000); a NUL in argv, cwd or env, an unknown key
+ * or a wrong type is OWS_EINVAL naming the key.
  * On failure *response_json is {"error": {"code", "name", "what", "where", "hint"}}
  * and the return is the negative code.
  */

@@ -355,6 +355,45 @@ OWS__HIDDEN bool ows__proc_unregister(ows_proc *p);
 /* Closes what the proc holds and frees it. */
 OWS__HIDDEN void ows__proc_release(ows_proc *p);
 
+/* ------------------------------------------------------------------- run */
+
+/*
+ * One captured stream of ows_session_run(): the first `limit` bytes kept in
+ * buf (always NUL-terminated once anything was put), every byte streamed to
+ * fn.  Out of memory sets `failed`: the run then ends the command.
+ */
+typedef struct ows__sink {
+	int stream;        /* 1 stdout, 2 stderr */
+	char *buf;
+	size_t len, cap, limit;
+	bool truncated;
+	bool failed;
+	ows_output_fn fn;
+	void *ctx;
+} ows__sink;
+
+OWS__HIDDEN void ows__sink_put(ows__sink *k, const char *data, size_t n);
+
+/* What the platform's half of ows_session_run() is given and fills. */
+typedef struct ows__run_io {
+	const ows_run_options *opts;
+	ows__sink sink[2];    /* stdout, stderr */
+	int exit_code;
+	bool timed_out;
+	int64_t wall_ms;
+	ows_proc *proc;       /* set once spawned; exited on success; the caller frees it */
+} ows__run_io;
+
+/*
+ * Spawns argv in the session with its stdio on pipes, writes the input,
+ * captures both streams into io->sink, applies the timeout (killing the
+ * command's process group) and returns once the command has exited and its
+ * pipes are drained: 0, or a negative code with the command ended.
+ * lib/linux/run_io.c; OWS_ENOSYS where the platform has none.
+ */
+OWS__HIDDEN int ows__run_exchange(ows_session *s, const char *const argv[], ows__run_io *io,
+				  ows_error *err);
+
 /* ------------------------------------------------------- grant journal */
 /*
  * The grant journal's line format (lib/journal.c, portable); the files,

@@ -448,6 +448,23 @@ void ows__proc_release(ows_proc *p)
 	free(p);
 }
 
+int ows_proc_blocked_json(ows_proc *p, char **out, ows_error *err)
+{
+	if (out)
+		*out = NULL;
+	if (!p || !out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "proc or out is NULL");
+	ows_session *s = p->session;
+	if (!s)
+		return ows__fail(err, OWS_ESTATE, 0, NULL, NULL, "the session was closed");
+	if (!s->proxy) {
+		*out = ows__strdup("[]", err);
+		return *out ? 0 : OWS_ENOMEM;
+	}
+	/* First form: what the session's proxy refused since the command started. */
+	return ows_proxy_blocked_json(s->proxy, p->started_ms, out, err);
+}
+
 void ows_proc_free(ows_proc *p)
 {
 	if (p && ows__proc_unregister(p))
