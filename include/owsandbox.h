@@ -94,6 +94,8 @@ OWS_API const char *ows_version(void);
  * path is given.  Per machine on purpose: a project cannot change it.  A
  * missing default file means built-in defaults; a missing explicit path, a
  * syntax error or an unknown key is OWS_ECONFIG naming the line.
+ * Every call below that takes a config reads a NULL one as the machine's:
+ * ows_config_load(NULL), loaded for the call (the CLI reads the same file).
  */
 typedef struct ows_config ows_config;
 
@@ -179,7 +181,9 @@ OWS_API int ows_policy_set_limit(ows_policy *policy, ows_limit which, uint64_t v
 /*
  * When the host runs as root, the account commands run as (a name or a
  * numeric uid).  Ignored otherwise.  Default: the account behind sudo
- * (SUDO_UID) if any, else "nobody".
+ * (SUDO_UID) if any, else the config's [landlock] root_runs_as ("nobody"
+ * unless set).  Session folders must be usable by that account: a refusal
+ * for one it cannot reach names the account and where it was chosen.
  */
 OWS_API int ows_policy_set_run_as(ows_policy *policy, const char *user, ows_error *err);
 /*
