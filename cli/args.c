@@ -534,6 +534,10 @@ static int scan_words(int argc, char **argv, int i, owsbx_args *a, scan *sc, ows
 static int parse_help(int argc, char **argv, owsbx_args *a, ows_error *err)
 {
 	char topic[sizeof(a->help_topic)] = "";
+	if (argc > 2 && is_help(argv[2])) { /* help --help: help's own */
+		ask_help(a, "help");
+		return 0;
+	}
 	for (int i = 2; i < argc; i++) {
 		size_t n = strlen(topic);
 		snprintf(topic + n, sizeof(topic) - n, "%s%s", n ? " " : "", argv[i]);

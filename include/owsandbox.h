@@ -41,10 +41,18 @@ extern "C" {
 #define OWS_API __attribute__((visibility("default")))
 #endif
 
+/*
+ * The version, in one place: the Makefile reads these three lines for the
+ * shared library's file name and soname and the pkg-config file, and
+ * OWS_VERSION is spelled from them.  ows_version() is the library's own.
+ */
 #define OWS_VERSION_MAJOR 0
 #define OWS_VERSION_MINOR 2
 #define OWS_VERSION_PATCH 0
-#define OWS_VERSION "0.2.0"
+#define OWS__STR(x) #x
+#define OWS__XSTR(x) OWS__STR(x)
+#define OWS_VERSION                                                                       \
+	OWS__XSTR(OWS_VERSION_MAJOR) "." OWS__XSTR(OWS_VERSION_MINOR) "." OWS__XSTR(OWS_VERSION_PATCH)
 
 /* ------------------------------------------------------------------ errors */
 
