@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs the Debian packages owsandbox needs to build, test and benchmark.
 # Run as root on Debian 12 or later.  qemu, busybox-static, kmod and cpio boot the other
-# kernels of the matrix (scripts/kernel-vm.sh); man-db and groff-base render owsbx.1 (test/sh/help.sh).
+# kernels of the matrix (scripts/kernel-vm.sh); man-db and groff-base render owsbx.1
+# (test/sh/help.sh).
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root: sudo $0" >&2
