@@ -5,7 +5,9 @@
  * and what the call reports, and passes the command's status on.  The
  * command's stdin is /dev/null: the run call writes only what it is given.
  *
- *   cc examples/run.c $(pkg-config --cflags --libs --static owsandbox)
+ *   cc examples/run.c $(pkg-config --cflags --libs owsandbox)          (libowsandbox.so)
+ *   cc examples/run.c $(pkg-config --cflags owsandbox) \
+ *      -Wl,-Bstatic $(pkg-config --libs --static owsandbox) -Wl,-Bdynamic   (linked in)
  *   ./a.out /home/me/project -- make test
  */
 #include <stdio.h>
