@@ -40,6 +40,9 @@ USERS_BEFORE=$(getent passwd | cut -d: -f1 | grep '^owstest_' | sort)
 # shellcheck disable=SC2086 # the list of folders, split on purpose
 temp_folders() { find $OWSTEST_SUID_BASES -maxdepth 1 -name 'owstest-*' 2>/dev/null | sort; }
 TMP_BEFORE=$(temp_folders)
+# The proof's named probe sockets, which a host killed while opening leaves behind.
+probe_sockets() { find /dev/shm /tmp -maxdepth 1 -name '.owsandbox-probe-*' 2>/dev/null | sort; }
+PROBES_BEFORE=$(probe_sockets)
 
 # The account files and their backups, as the run found them: taken under the tests' /etc
 # lock (test/user.sh), so that no test of another run is half-way through its users.
@@ -190,6 +193,8 @@ if [ "$(id -u)" = 0 ]; then
 	if [ -n "$stray" ]; then
 		leftover "new temp folders: ${stray//$'\n'/ }"
 	fi
+	stray=$(comm -13 <(echo "$PROBES_BEFORE") <(probe_sockets))
+	[ -n "$stray" ] && leftover "new probe sockets: ${stray//$'\n'/ }"
 	STATE_AFTER=$(machine_state)
 	added=$(diff <(echo "$STATE_BEFORE") <(echo "$STATE_AFTER") | grep '^> .' | grep -v -e "${new_users:-^$}" | tr '\n' ' ')
 	[ -n "$added" ] && leftover "test users' lines added to the account files: $added"

@@ -152,6 +152,7 @@ static void probes_close(struct probes *pb)
 /* What the proof reaches for: a file planted in the home and an abstract socket. */
 static void probes_open(struct probes *pb, const char *home, const char *id, ows_error *err)
 {
+	ows__probes_sweep(home);
 	if (home)
 		pb->canary = ows__canary_plant(home, id, err);
 	char name[108];

@@ -2,6 +2,7 @@
  * The host's side of a session's init: the proof, spawn, wait, kill and
  * close, over the control socket.  Shared by the Linux providers.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
@@ -16,10 +17,12 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "init.h"
 #include "proxy.h"
+#include "record.h"
 
 /* Receives one message and at most one descriptor with it (*fd, else -1). */
 static int recv_msg_fd(int sock, void *buf, size_t size, int timeout_ms, int *fd, ows_error *err)
@@ -440,6 +443,58 @@ int ows__abstract_probe(const char *id, char *name, size_t size, socklen_t *len)
 	if (fd < 0)
 		*len = 0;
 	return fd;
+}
+
+/*
+ * A session's probes live only while it opens, and its abstract probe listens
+ * all that time; a host killed meanwhile leaves the canary in the home and the
+ * named socket behind.  Such a file is the caller's, a minute old, and its id
+ * has no listener in /proc/self/net/unix.
+ */
+static bool probe_stale(int dirfd, const char *name, const char *id, mode_t type,
+			const char *listening)
+{
+	struct stat st;
+	char needle[64];
+	snprintf(needle, sizeof(needle), "@owsandbox-probe-%.32s\n", id);
+	return strlen(id) >= 32 && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       (st.st_mode & S_IFMT) == type && st.st_uid == geteuid() &&
+	       st.st_mtime < time(NULL) - 60 && !strstr(listening, needle);
+}
+
+static void probes_sweep_dir(const char *dir, const char *prefix, const char *suffix,
+			     mode_t type, const char *listening)
+{
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = dirfd >= 0 ? fdopendir(dirfd) : NULL;
+	if (!d) {
+		if (dirfd >= 0)
+			close(dirfd);
+		return;
+	}
+	size_t np = strlen(prefix), ns = strlen(suffix);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n >= np + 32 + ns && strncmp(e->d_name, prefix, np) == 0 &&
+		    strcmp(e->d_name + n - ns, suffix) == 0 &&
+		    probe_stale(dirfd, e->d_name, e->d_name + np, type, listening))
+			unlinkat(dirfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
+void ows__probes_sweep(const char *home)
+{
+	char *listening = NULL;
+	size_t len = 0;
+	if (ows__read_file("/proc/self/net/unix", &listening, &len, NULL) < 0)
+		return; /* without the list nothing can be told dead */
+	if (home)
+		probes_sweep_dir(home, ".owsandbox-canary-", "", S_IFREG, listening);
+	probes_sweep_dir("/dev/shm", ".owsandbox-probe-", ".sock", S_IFSOCK, listening);
+	probes_sweep_dir("/tmp", ".owsandbox-probe-", ".sock", S_IFSOCK, listening);
+	free(listening);
 }
 
 int ows__ctl_send_share(ows_session *s, ows__ctl *c, const ows__file *files, size_t nfiles,

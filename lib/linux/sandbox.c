@@ -249,6 +249,7 @@ static int probes_open(struct probes *pb, struct ows__plan *p, struct landlock_i
 	memset(pb, 0, sizeof(*pb));
 	pb->unix_fd = pb->abstract_fd = -1;
 
+	ows__probes_sweep(p->home);
 	if (p->home && (pb->canary = ows__canary_plant(p->home, id, err))) {
 		p->canary = pb->canary;
 		p->canary_token = id;
