@@ -53,16 +53,6 @@ static int recv_msg_fd(int sock, void *buf, size_t size, int timeout_ms, int *fd
 	}
 }
 
-/* A message that carries no descriptor: any that came with it is closed. */
-static int recv_msg(int sock, void *buf, size_t size, int timeout_ms, ows_error *err)
-{
-	int fd;
-	int n = recv_msg_fd(sock, buf, size, timeout_ms, &fd, err);
-	if (fd >= 0)
-		close(fd);
-	return n;
-}
-
 static int receive_proof_into(ows_session *s, ows__ctl *c, const char *provider,
 			      struct ows__proof_msg *pm, ows_error *err)
 {
@@ -126,13 +116,26 @@ int ows__ctl_adopt_listener(ows_session *s, ows__ctl *c, ows_error *err)
 {
 	if (!s->proxy)
 		return 0;
+	if (c->listener < 0)
+		return ows__fail(err, OWS_ESYS, EPROTO, "sandbox init", NULL,
+				 "the sandbox did not hand over its proxy listener");
 	/* The proof reached the proxy through this socket; now the proxy serves it. */
-	int rc = c->listener >= 0 ? ows__proxy_adopt_listener(s->proxy, c->listener, err)
-				  : ows__fail(err, OWS_ESYS, EPROTO, "sandbox init", NULL,
-					      "the sandbox did not hand over its proxy listener");
-	if (rc == 0)
-		c->listener = -1;
+	int rc = ows__pxc_adopt(s->proxy, c->listener, 0, 0, err);
+	c->listener = -1;
 	return rc;
+}
+
+/* A call's own proxy listener, handed over with STARTED: the proxy serves it for that call. */
+static void adopt_call_listener(ows_session *s, const struct ows__msg *m, int fd)
+{
+	if (fd < 0)
+		return;
+	if (m->type != OWS_MSG_STARTED || !m->code || !s->proxy) {
+		close(fd);
+		return;
+	}
+	/* On failure the call still runs; its proxy port just answers nothing. */
+	ows__pxc_adopt(s->proxy, fd, m->id, m->code, NULL);
 }
 
 /* Marks every live handle exited: the sandbox is gone. */
@@ -146,8 +149,9 @@ static void sandbox_gone(ows_session *s, ows__ctl *c)
 		}
 }
 
-static void dispatch(ows_session *s, const struct ows__msg *m)
+static void dispatch(ows_session *s, const struct ows__msg *m, int fd)
 {
+	adopt_call_listener(s, m, fd);
 	if (m->type != OWS_MSG_EXITED)
 		return;
 	for (ows_proc *p = s->procs; p; p = p->next)
@@ -163,17 +167,19 @@ static int pump(ows_session *s, ows__ctl *c, struct ows__msg *m, int timeout_ms,
 {
 	if (c->gone)
 		return OWS_ESTATE;
-	int n = recv_msg(c->fd, m, sizeof(*m), timeout_ms, err);
+	int fd;
+	int n = recv_msg_fd(c->fd, m, sizeof(*m), timeout_ms, &fd, err);
+	if (n == (int)sizeof(*m)) {
+		dispatch(s, m, fd);
+		return 1;
+	}
+	if (fd >= 0)
+		close(fd);
 	if (n == OWS_ESTATE) {
 		sandbox_gone(s, c);
 		return OWS_ESTATE;
 	}
-	if (n <= 0)
-		return n;
-	if (n != (int)sizeof(*m))
-		return 0;
-	dispatch(s, m);
-	return 1;
+	return n < 0 ? n : 0;
 }
 
 int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *const argv[],
@@ -218,7 +224,7 @@ int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *cons
 			}
 			fds[i] = null;
 		}
-	struct ows__msg m = {.type = OWS_MSG_SPAWN, .id = proc->id};
+	struct ows__msg m = {.type = OWS_MSG_SPAWN, .id = proc->id, .code = proc->proxy_port};
 	if (ows__send_fds(c->fd, &m, fds, 4) != 0) {
 		if (errno == EPIPE || errno == ECONNRESET)
 			sandbox_gone(s, c);
@@ -241,6 +247,7 @@ int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *cons
 		}
 		if (r.type == OWS_MSG_SPAWN_FAIL) {
 			r.text[sizeof(r.text) - 1] = '\0';
+			proc->proxy_port_busy = strcmp(r.text, "proxy port") == 0 && r.err == EADDRINUSE;
 			const char *hint = r.err == ENOENT && strcmp(r.text, "exec") == 0
 				? "check the command's name; only the system and the session's "
 				  "folders are visible inside"

@@ -115,8 +115,9 @@ struct ows__plan {
 enum ows__msg_type {
 	OWS_MSG_FAIL = 1,   /* init → host: setup failed: stage in text, err */
 	OWS_MSG_PROOF,      /* init → host: checks follow */
-	OWS_MSG_SPAWN,      /* host → init: memfd + stdin, stdout, stderr */
-	OWS_MSG_STARTED,    /* init → host */
+	OWS_MSG_SPAWN,      /* host → init: memfd + stdin, stdout, stderr; code = the
+			       call's proxy port (47801-47899), 0 for the session's */
+	OWS_MSG_STARTED,    /* init → host; code = that port, with its listener (SCM_RIGHTS) */
 	OWS_MSG_SPAWN_FAIL, /* init → host: err, stage in text */
 	OWS_MSG_EXITED,     /* init → host: code */
 	OWS_MSG_KILL,       /* host → init: code = signal */
