@@ -235,6 +235,7 @@ struct ows_proc {
 	int pid;               /* as the host sees it, or -1 */
 	int pidfd;             /* direct provider, or -1 */
 	bool exited;
+	bool exit_reported;    /* its exit event is out */
 	int exit_code;
 	int64_t started_ms;    /* for the sites blocked while it ran */
 	int proxy_port;        /* allowlist: its own listener's port inside (47801-47899), or 0:

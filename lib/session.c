@@ -380,6 +380,21 @@ static void unlink_proc(ows_proc *p)
 	p->next = NULL;
 }
 
+/* The exit event, with what the proxy refused to this call: the site the agent should ask for. */
+static void emit_exit(ows_session *s, ows_proc *p)
+{
+	json_t *blocked = NULL;
+	char *bj = NULL;
+	if (s->proxy && proc_blocked(s, p, &bj, NULL) == 0)
+		blocked = json_loads(bj, 0, NULL);
+	ows_free(bj);
+	ows__audit_emit(&s->audit, "exit",
+			json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*, s:o*}", "proc", (int)p->id,
+				  "exit_code", p->exit_code, "provider", s->ops->name,
+				  "enforcement", s->enforcement, "partial", partial_json(s),
+				  "blocked", blocked, "moved_aside", take_moved_aside(s)));
+}
+
 int ows_proc_wait(ows_proc *p, int timeout_ms, int *exit_code, ows_error *err)
 {
 	if (!p)
@@ -408,17 +423,11 @@ int ows_proc_wait(ows_proc *p, int timeout_ms, int *exit_code, ows_error *err)
 		}
 		if (rc <= 0)
 			return rc;
-		/* What the proxy refused while it ran: the site the agent should ask for. */
-		json_t *blocked = NULL;
-		char *bj = NULL;
-		if (s->proxy && proc_blocked(s, p, &bj, NULL) == 0)
-			blocked = json_loads(bj, 0, NULL);
-		ows_free(bj);
-		ows__audit_emit(&s->audit, "exit",
-				json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*, s:o*}", "proc", (int)p->id,
-					  "exit_code", p->exit_code, "provider", s->ops->name,
-					  "enforcement", s->enforcement, "partial", partial_json(s),
-					  "blocked", blocked, "moved_aside", take_moved_aside(s)));
+	}
+	/* Also when another proc's wait read this one's exit first. */
+	if (!p->exit_reported && p->session) {
+		p->exit_reported = true;
+		emit_exit(p->session, p);
 	}
 	if (exit_code)
 		*exit_code = p->exit_code;
