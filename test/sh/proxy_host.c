@@ -1,7 +1,8 @@
 /*
- * A stand-in host for test/sh/proxy_calls.sh: allowlist sessions of the
- * landlock provider driven through the library, the way an agent server
- * would, printing KEY=VALUE lines for the test to check.
+ * A stand-in host for test/sh/proxy_calls.sh and account_allowlist.sh:
+ * allowlist sessions of the landlock provider (OWSTEST_PROVIDER names
+ * another) driven through the library, the way an agent server would,
+ * printing KEY=VALUE lines for the test to check.
  *
  *   proxy_host calls UP DIR        two calls at once in one session, one refused
  *                                  a site, one quiet: each one's blocked list
@@ -66,7 +67,9 @@ static ows_policy *policy(const char *const *sites, const char *rw)
 	ows_policy *p;
 	ows_error err;
 	ows_error_clear(&err);
-	if (ows_policy_new(&p, &err) < 0 || ows_policy_set_provider(p, "landlock", &err) < 0 ||
+	const char *provider = getenv("OWSTEST_PROVIDER");
+	if (ows_policy_new(&p, &err) < 0 ||
+	    ows_policy_set_provider(p, provider ? provider : "landlock", &err) < 0 ||
 	    ows_policy_set_network(p, OWS_NET_ALLOWLIST, &err) < 0)
 		die("policy", &err);
 	for (; sites && *sites; sites++)
