@@ -1,6 +1,6 @@
 #!/bin/bash
 # The host's one proxy and per-call attribution, driven through the library by a stand-in
-# host (test/sh/proxy_host.c) as the throwaway person, on the landlock provider:
+# host (test/sh/proxy_calls_host.c) as the throwaway person, on the landlock provider:
 #  - two calls at once in one allowlist session, one refused a site (by a command it
 #    started), one quiet: each call's blocked list and exit event name only its own, and
 #    each call's proxy variables point at a port of its own;
@@ -17,10 +17,10 @@
 command -v cc >/dev/null || skip_all "no C compiler"
 owstest_user_setup
 
-HOST=$TU_BIN_DIR/proxy_host
+HOST=$TU_BIN_DIR/proxy_calls_host
 cc -std=c11 -O2 -D_GNU_SOURCE -I"$OWSTEST_ROOT/include" -I"$OWSTEST_ROOT/lib" -o "$HOST" \
-	"$OWSTEST_DIR/sh/proxy_host.c" "$OWSTEST_ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto \
-	-lpthread || bail_out "cannot build proxy_host"
+	"$OWSTEST_DIR/sh/proxy_calls_host.c" "$OWSTEST_ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto \
+	-lpthread || bail_out "cannot build proxy_calls_host"
 chmod 0755 "$HOST"
 
 TOKEN=OWSTEST_UPSTREAM_$(rand_hex 4)

@@ -4,11 +4,11 @@
  * another) driven through the library, the way an agent server would,
  * printing KEY=VALUE lines for the test to check.
  *
- *   proxy_host calls UP DIR        two calls at once in one session, one refused
+ *   proxy_calls_host calls UP DIR        two calls at once in one session, one refused
  *                                  a site, one quiet: each one's blocked list
- *   proxy_host two UP NAME         two sessions with different lists in one host
+ *   proxy_calls_host two UP NAME         two sessions with different lists in one host
  *                                  (NAME: a name that resolves to a private address)
- *   proxy_host many N UP           N sessions open at once, a request in each
+ *   proxy_calls_host many N UP           N sessions open at once, a request in each
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,7 +25,7 @@
 
 static int die(const char *what, const ows_error *err)
 {
-	fprintf(stderr, "proxy_host: %s: %s (%s) %s\n", what, err ? err->what : "",
+	fprintf(stderr, "proxy_calls_host: %s: %s (%s) %s\n", what, err ? err->what : "",
 		err ? err->where : "", err ? err->hint : "");
 	exit(1);
 }
@@ -421,6 +421,6 @@ int main(int argc, char **argv)
 		return two(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "many") == 0)
 		return many(atoi(argv[2]), argv[3]);
-	fprintf(stderr, "usage: proxy_host calls UP DIR | two UP NAME | many N UP\n");
+	fprintf(stderr, "usage: proxy_calls_host calls UP DIR | two UP NAME | many N UP\n");
 	return 2;
 }
