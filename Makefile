@@ -126,6 +126,7 @@ build/bench/%: bench/%.c libowsandbox.a
 bench: all build/bench/session_spawn
 	bench/run.sh
 	bench/proxy.sh
+	bench/sessions.sh
 
 # The pkg-config file is written for the PREFIX of this install, never cached.
 install: all
