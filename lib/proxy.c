@@ -612,19 +612,19 @@ static void connect_next(ows_proxy *px, conn *c, int64_t now)
 	fail_upstream(c, 502, what);
 }
 
-/* Is one of the answer's addresses not public?  Then *a names the first. */
-static bool first_private(const rjob *j, char a[INET6_ADDRSTRLEN])
+/* Is one of the answer's addresses not public?  Then a[cap] names the first. */
+static bool first_private(const rjob *j, char *a, size_t cap)
 {
 	for (int i = 0; i < j->naddr; i++) {
 		const struct sockaddr *sa = (const struct sockaddr *)&j->addrs[i];
 		if (ows__addr_is_public(sa))
 			continue;
-		snprintf(a, INET6_ADDRSTRLEN, "?");
+		snprintf(a, cap, "?");
 		if (sa->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, a, INET6_ADDRSTRLEN);
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, a, (socklen_t)cap);
 		else
 			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, a,
-				  INET6_ADDRSTRLEN);
+				  (socklen_t)cap);
 		return true;
 	}
 	return false;
@@ -641,8 +641,8 @@ static void resolved(ows_proxy *px, conn *c, rjob *j, int64_t now)
 		fail_upstream(c, 502, what);
 		return;
 	}
-	char a[INET6_ADDRSTRLEN];
-	if (!c->private_ok && first_private(j, a)) {
+	char a[OWS__ADDR_TEXT_MAX];
+	if (!c->private_ok && first_private(j, a, sizeof(a))) {
 		refuse(px, c, a);
 		return;
 	}
@@ -1780,7 +1780,7 @@ int ows__pxc_check(ows__pxc *cl, const char *host, int port, ows__verdict *v, ow
 		v->reason = "does not resolve";
 		return 0;
 	}
-	if (!private_ok && first_private(&j, v->addr)) {
+	if (!private_ok && first_private(&j, v->addr, sizeof(v->addr))) {
 		v->reason = "private address";
 		self.allow_private = true;
 		ows__pattern_format(&self, v->allow);

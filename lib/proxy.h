@@ -16,6 +16,7 @@
 struct sockaddr;
 
 #define OWS__HOST_MAX 254 /* 253 characters of a DNS name, NUL */
+#define OWS__ADDR_TEXT_MAX 72 /* an address as text: INET6_ADDRSTRLEN here and on Windows */
 
 /* ------------------------------------------------------------- host names */
 
@@ -182,7 +183,7 @@ typedef struct ows__verdict {
 	char pattern[300];        /* the entry that covers it, or "" */
 	const char *reason;       /* refused: "not listed", "private address", "does not resolve" */
 	char allow[300];          /* refused: the entry that would let it through, or "" */
-	char addr[46];            /* "private address": the address it resolved to */
+	char addr[OWS__ADDR_TEXT_MAX]; /* "private address": the address it resolved to */
 } ows__verdict;
 
 /* 1 allowed, 0 refused (v says why), OWS_EINVAL for a bad host or port.
