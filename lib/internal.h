@@ -240,7 +240,8 @@ struct ows_proc {
 	int64_t started_ms;    /* for the sites blocked while it ran */
 	int proxy_port;        /* allowlist: its own listener's port inside (47801-47899), or 0:
 				  it shares the session's, and its blocked sites are by time */
-	bool proxy_port_busy;  /* spawn: something inside listens on proxy_port; try another */
+	int proxy_port_err;    /* spawn: why init could not listen on proxy_port (EADDRINUSE:
+				  something inside listens there), 0 */
 };
 
 typedef struct ows__provider {

@@ -286,17 +286,20 @@ static int spawn_with_own_proxy_port(ows_session *s, ows_proc *p, const char *co
 		if (rc == 0)
 			rc = env_set_proxy_port(&own, port, err);
 		p->proxy_port = port;
-		p->proxy_port_busy = false;
+		p->proxy_port_err = 0;
 		if (rc == 0)
 			rc = s->ops->spawn(s, p, argv, own.v, cwd, stdio, err);
 		ows__strv_free(&own);
 		if (rc == 0)
 			return 0; /* the listener is the proxy's now, and frees the port with the call */
-		ows__pxc_port_drop(s->proxy, port, p->proxy_port_busy);
+		bool taken = p->proxy_port_err == EADDRINUSE;
+		ows__pxc_port_drop(s->proxy, port, taken);
 		p->proxy_port = 0;
-		if (!p->proxy_port_busy)
-			return rc;
+		if (!p->proxy_port_err)
+			return rc; /* the command itself could not start */
 		ows_error_clear(err);
+		if (!taken)
+			break; /* no listener could be made: share the session's */
 	}
 	return s->ops->spawn(s, p, argv, env->v, cwd, stdio, err);
 }

@@ -247,7 +247,8 @@ int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *cons
 		}
 		if (r.type == OWS_MSG_SPAWN_FAIL) {
 			r.text[sizeof(r.text) - 1] = '\0';
-			proc->proxy_port_busy = strcmp(r.text, "proxy port") == 0 && r.err == EADDRINUSE;
+			if (strcmp(r.text, "proxy port") == 0)
+				proc->proxy_port_err = r.err ? r.err : EINVAL;
 			const char *hint = r.err == ENOENT && strcmp(r.text, "exec") == 0
 				? "check the command's name; only the system and the session's "
 				  "folders are visible inside"

@@ -4,6 +4,7 @@
 #  - two calls at once in one allowlist session, one refused a site (by a command it
 #    started), one quiet: each call's blocked list and exit event name only its own, and
 #    each call's proxy variables point at a port of its own;
+#  - a command that listens on the next calls' ports does not take their way out;
 #  - two sessions with different lists in one host share one proxy (the host's threads do
 #    not grow with the second) and do not see each other's sites or refusals;
 #  - ows_session_check_site for a listed, an unlisted, a private-resolving and an @group
@@ -57,6 +58,35 @@ isnt "$qp" "$lp" "two calls at once have two ports"
 like "$(cat "$D/third.proxy" 2>/dev/null)" '^http://127\.0\.0\.1:478(0[1-9]|[1-9][0-9])$' \
 	"a later call has a port of its own too"
 is "$(kv third_blocked)" "" "and a blocked list of its own: empty"
+
+# --- a command inside holds the ports the next call would get
+D=$TU_WORK/squat
+as_user mkdir -p "$D"
+as_user tee "$D/squat.py" >/dev/null <<'PY'
+import os, socket, sys, time
+port = int(os.environ["http_proxy"].rsplit(":", 1)[1])
+held = []
+for p in (port + 1, port + 2):
+    l = socket.socket()
+    l.bind(("127.0.0.1", p))
+    l.listen(1)
+    held.append(l)
+open(sys.argv[1] + "/squatting", "w").write("%d %d\n" % (port + 1, port + 2))
+for _ in range(600):
+    if os.path.exists(sys.argv[1] + "/squat.done"):
+        break
+    time.sleep(0.05)
+PY
+host squat "$UP" "$D"
+is "$RC" 0 "a session runs a command that listens on the next calls' proxy ports"
+[ "$RC" = 0 ] || diag "$OUT" "$ERR"
+read -r sq1 sq2 <<<"$(kv squatted)"
+np=$(cat "$D/next.proxy" 2>/dev/null)
+like "$np" '^http://127\.0\.0\.1:478(0[1-9]|[1-9][0-9])$' "the next call gets a port of its own all the same ($np)"
+unlike "$np" ":($sq1|$sq2)\$" "not one that the command inside holds ($sq1 $sq2)"
+is "$(cat "$D/next.code" 2>/dev/null)" 200 "and reaches its listed site through it"
+is "$(kv next_blocked)" owstest-next-only.invalid "and is told its own refusal"
+is "$(kv squatter_blocked)" "" "the call beside it is not"
 
 # --- two sessions in one host, different lists
 NAME=$(hostname)

@@ -6,6 +6,7 @@
  *
  *   proxy_calls_host calls UP DIR        two calls at once in one session, one refused
  *                                  a site, one quiet: each one's blocked list
+ *   proxy_calls_host squat UP DIR        a command inside holds the next calls' ports
  *   proxy_calls_host two UP NAME         two sessions with different lists in one host
  *                                  (NAME: a name that resolves to a private address)
  *   proxy_calls_host many N UP           N sessions open at once, a request in each
@@ -214,6 +215,53 @@ static int calls(const char *up, const char *dir)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- squat */
+
+/*
+ * A command inside listens on the ports the next calls would get (the search
+ * goes round from the last port taken): the next call starts all the same, on
+ * a port no one inside holds, and is told its own refusals.
+ */
+static int squat(const char *up, const char *dir)
+{
+	char site[64], url[96];
+	snprintf(site, sizeof(site), "localhost:%s", up);
+	snprintf(url, sizeof(url), "http://localhost:%s/", up);
+	const char *sites[] = {site, NULL};
+	ows_policy *p = policy(sites, dir);
+	ows_config *c = config();
+	ows_session *s = open_session(p, c, NULL);
+	/* DIR/squat.py (the test writes it) listens on the two ports after its own. */
+	ows_proc *squatter = spawn_sh(s, "exec python3 \"$1/squat.py\" \"$1\"", dir, NULL);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/squatting", dir);
+	for (int i = 0; i < 400 && access(path, F_OK) != 0; i++)
+		usleep(50000);
+	FILE *f = fopen(path, "r");
+	char held[64] = "";
+	if (f) {
+		if (!fgets(held, sizeof(held), f))
+			held[0] = '\0';
+		fclose(f);
+	}
+	printf("squatted=%s\n", held);
+	ows_proc *next = spawn_sh(s,
+		"echo \"$http_proxy\" >\"$1/next.proxy\"; "
+		"curl -s -m 10 -o /dev/null -w '%{http_code}' \"$2\" >\"$1/next.code\"; "
+		"curl -s -m 10 -o /dev/null http://owstest-next-only.invalid/; : >\"$1/squat.done\"",
+		dir, url);
+	printf("next_exit=%d\n", wait_code(next));
+	print_blocked("next_blocked", next);
+	printf("squatter_exit=%d\n", wait_code(squatter));
+	print_blocked("squatter_blocked", squatter);
+	ows_proc_free(next);
+	ows_proc_free(squatter);
+	ows_session_close(s, NULL);
+	ows_policy_free(p);
+	ows_config_free(c);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ two */
 
 static void check(const char *key, ows_session *s, const char *host, int port)
@@ -417,6 +465,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 4 && strcmp(argv[1], "calls") == 0)
 		return calls(argv[2], argv[3]);
+	if (argc == 4 && strcmp(argv[1], "squat") == 0)
+		return squat(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "two") == 0)
 		return two(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "many") == 0)
