@@ -139,8 +139,8 @@ struct ows__pxc {
 	size_t npats, cap_pats;
 	site *sites;
 	size_t nsites, cap_sites;
-	blocked *blocked;   /* BLOCKED_MAX, made on the first refusal */
-	size_t nblocked;
+	blocked *blocked;   /* one a site and call, BLOCKED_MAX at most */
+	size_t nblocked, cap_blocked;
 	bool port_used[CALL_PORTS]; /* 47801 + i is a call's listener, or taken inside */
 	int next_port;      /* where the search starts: a port freed is reused last */
 };
@@ -343,14 +343,21 @@ static void record_blocked(ows_proxy *px, const conn *c, bool private_addr)
 	int port = c->port;
 	int64_t now = ows__now_ms();
 	pthread_mutex_lock(&px->mu);
-	if (!cl->blocked)
-		cl->blocked = calloc(BLOCKED_MAX, sizeof(*cl->blocked));
 	blocked *b = NULL;
-	for (size_t i = 0; cl->blocked && i < cl->nblocked; i++)
+	for (size_t i = 0; i < cl->nblocked; i++)
 		if (cl->blocked[i].port == port && cl->blocked[i].call == c->call &&
 		    strcmp(cl->blocked[i].host, host) == 0)
 			b = &cl->blocked[i];
-	if (!b && cl->blocked && cl->nblocked < BLOCKED_MAX) {
+	if (!b && cl->nblocked == cl->cap_blocked && cl->cap_blocked < BLOCKED_MAX) {
+		/* grown as refusals come: most sessions have a few, or none */
+		size_t cap = cl->cap_blocked ? cl->cap_blocked * 2 : 8;
+		blocked *n = realloc(cl->blocked, cap * sizeof(*n));
+		if (n) {
+			cl->blocked = n;
+			cl->cap_blocked = cap;
+		}
+	}
+	if (!b && cl->nblocked < cl->cap_blocked) {
 		b = &cl->blocked[cl->nblocked++];
 		memset(b, 0, sizeof(*b));
 		snprintf(b->host, sizeof(b->host), "%s", host);
