@@ -239,7 +239,7 @@ static void remove_pattern_locked(ows__pxc *cl, const ows__pattern *p)
 static int note_site_locked(ows__pxc *cl, const char *text, const char *source, bool add)
 {
 	for (size_t i = 0; i < cl->nsites;) {
-		if (strcmp(cl->sites[i].text, text) == 0 && (!add || cl->sites[i].source == source)) {
+		if (strcmp(cl->sites[i].text, text) == 0 && (!add || strcmp(cl->sites[i].source, source) == 0)) {
 			if (add)
 				return 0;
 			memmove(&cl->sites[i], &cl->sites[i + 1], (cl->nsites - i - 1) * sizeof(site));
@@ -291,7 +291,7 @@ static int change(ows__pxc *cl, const char *text, const char *source, bool add, 
 		}
 	char listed[300];
 	if (text[0] == '@')
-		snprintf(listed, sizeof(listed), "@%s", text[1] == '@' ? text + 2 : text + 1);
+		snprintf(listed, sizeof(listed), "%s", text);
 	else
 		ows__pattern_format(&ps[0], listed);
 	int rc = 0;
