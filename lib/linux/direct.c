@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "linux.h"
+#include "platform.h"
 
 
 static int direct_open(ows_session *s, const ows_policy *policy, const ows_config *config,
@@ -30,7 +32,10 @@ static int direct_open(ows_session *s, const ows_policy *policy, const ows_confi
 		free(pv);
 		return rc;
 	}
-	struct passwd *pw = getpwuid(geteuid());
+	struct passwd pwbuf, *pw = NULL;
+	char pwstr[4096];
+	if (getpwuid_r(geteuid(), &pwbuf, pwstr, sizeof(pwstr), &pw) != 0)
+		pw = NULL; /* reentrant: other threads of the host open sessions too */
 	ows__strv paths = {0};
 	rc = ows__session_layout(s, policy, pv->dir, '/', pw ? pw->pw_name : NULL, "direct", &paths,
 				 err);
@@ -48,6 +53,39 @@ static int direct_open(ows_session *s, const ows_policy *policy, const ows_confi
 	s->enforcement = "none";
 	s->impl = pv;
 	return 0;
+}
+
+/*
+ * posix_spawnp would look in the host's PATH, and setting the session's in
+ * the host's environment races with every other thread: the session's PATH
+ * (from envp) is searched here instead.  An errno.
+ */
+static int spawn_in_path(pid_t *pid, const char *file, char *const envp[],
+			 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+			 char *const argv[])
+{
+	if (strchr(file, '/'))
+		return posix_spawn(pid, file, fa, attr, argv, envp);
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+	for (char *const *e = envp; *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0)
+			path = *e + 5;
+	int best = ENOENT;
+	for (const char *d = path;;) {
+		size_t n = strcspn(d, ":");
+		char buf[4096];
+		if (n + strlen(file) + 2 <= sizeof(buf)) {
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)(n ? n : 1), n ? d : ".", file);
+			if (access(buf, X_OK) == 0)
+				return posix_spawn(pid, buf, fa, attr, argv, envp);
+			if (errno == EACCES)
+				best = EACCES;
+		}
+		if (!d[n])
+			break;
+		d += n + 1;
+	}
+	return best;
 }
 
 static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
@@ -72,23 +110,8 @@ static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[]
 	sigemptyset(&none);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
-	/* posix_spawnp looks in the host's PATH; the session's is in envp. */
-	const char *path = NULL;
-	for (char *const *e = envp; *e; e++)
-		if (strncmp(*e, "PATH=", 5) == 0)
-			path = *e + 5;
-	char *saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
-	if (path)
-		setenv("PATH", path, 1);
 	pid_t pid;
-	int r = posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv, envp);
-	if (path) {
-		if (saved)
-			setenv("PATH", saved, 1);
-		else
-			unsetenv("PATH");
-	}
-	free(saved);
+	int r = spawn_in_path(&pid, argv[0], envp, &fa, &attr, (char *const *)argv);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (null >= 0)
@@ -97,14 +120,17 @@ static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[]
 		return ows__fail(err, OWS_ESPAWN, r, argv[0], "check the command's name",
 				 "the command could not start: %s", strerror(r));
 	proc->pid = pid;
-	proc->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* Readable once it has exited: its wait, and the host's ows_proc_fd(). */
+	proc->exit_fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	return 0;
 }
 
 static int direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err)
 {
-	if (proc->pidfd >= 0) {
-		struct pollfd pfd = {.fd = proc->pidfd, .events = POLLIN};
+	if (ows__proc_get_exit(proc, NULL))
+		return 1;
+	if (proc->exit_fd >= 0) {
+		struct pollfd pfd = {.fd = proc->exit_fd, .events = POLLIN};
 		int r;
 		do
 			r = poll(&pfd, 1, timeout_ms);
@@ -119,8 +145,7 @@ static int direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return ows__fail_sys(err, "waitpid", NULL, "cannot wait for the command");
-	proc->exited = true;
-	proc->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	ows__proc_set_exit(proc, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 	return 1;
 }
 
@@ -131,11 +156,21 @@ static int direct_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err
 	return 0;
 }
 
+/* No wall means no containment: end the process groups this session started. */
+static void direct_stop(ows_session *s)
+{
+	/* Spawns in flight add to the list meanwhile; close ends what they start. */
+	ows__plat_global_lock();
+	for (ows_proc *p = s->procs; p; p = p->next)
+		if (!p->exited && p->pid > 0)
+			kill(-p->pid, SIGKILL);
+	ows__plat_global_unlock();
+}
+
 static int direct_close(ows_session *s, ows_error *err)
 {
-	/* No wall means no containment: end the process groups this session started. */
 	for (ows_proc *p = s->procs; p; p = p->next)
-		if (!p->exited && p->pid > 0) {
+		if (!ows__proc_get_exit(p, NULL) && p->pid > 0) {
 			kill(-p->pid, SIGKILL);
 			direct_wait(s, p, -1, NULL);
 		}
@@ -152,5 +187,6 @@ const ows__provider ows__direct_provider = {
 	.spawn = direct_spawn,
 	.wait = direct_wait,
 	.kill = direct_kill,
+	.stop = direct_stop,
 	.close = direct_close,
 };
