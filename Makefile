@@ -156,6 +156,7 @@ build/bench/%: bench/%.c libowsandbox.a
 bench: all build/bench/session_spawn build/bench/session_threads
 	bench/run.sh
 	bench/proxy.sh
+	bench/sessions.sh
 
 # The pkg-config file is written for the PREFIX of this install, never cached.
 # Without DESTDIR, as root, ldconfig learns the new soname.
