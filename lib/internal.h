@@ -229,13 +229,15 @@ OWS__HIDDEN char *ows__proof_json(const char *provider, const char *network,
 				  const ows__check *checks, size_t n, bool *all_passed);
 
 struct ows_proc {
-	ows_session *session;
-	struct ows_proc *next; /* the session's list of live handles */
+	ows_session *session;  /* NULL once the session closed (lib/handles.c's lock) */
+	struct ows_proc *next; /* the session's list of live handles (the same lock) */
 	uint32_t id;           /* request id, unique within the session */
 	int pid;               /* as the host sees it, or -1 */
-	int pidfd;             /* direct provider, or -1 */
-	bool exited;
+	int exit_fd;           /* readable once the command has exited (ows_proc_fd), or -1:
+				  the status channel from init, or the direct provider's pidfd */
+	bool exited;           /* with exit_code: set by ows__proc_set_exit() */
 	int exit_code;
+	bool freed;            /* ows_proc_free() came while the session closed */
 	int64_t started_ms;    /* for the sites blocked while it ran */
 };
 
@@ -248,10 +250,21 @@ typedef struct ows__provider {
 		    ows_error *err);
 	int (*spawn)(ows_session *s, ows_proc *proc, const char *const argv[],
 		     char *const envp[], const char *cwd, const int stdio[3], ows_error *err);
-	/* Returns 1 once proc->exited is set, 0 on timeout. */
+	/*
+	 * Returns 1 once it has set the exit (ows__proc_set_exit), 0 on timeout.
+	 * Calls on one session come from several threads at once: no lock is
+	 * held around these, and wait must not block another thread's spawn.
+	 */
 	int (*wait)(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err);
 	int (*kill)(ows_session *s, ows_proc *proc, int signo, ows_error *err);
-	/* Ends every process, removes what open made; frees s->impl. */
+	/*
+	 * Ends every process of the session, freeing nothing, so that calls in
+	 * flight on other threads (a wait, a spawn) return; close comes once
+	 * they have.  NULL: close alone ends them.
+	 */
+	void (*stop)(ows_session *s);
+	/* Ends every process, sets the exit of every proc, removes what open made;
+	 * frees s->impl.  No other call on the session is in flight. */
 	int (*close)(ows_session *s, ows_error *err);
 } ows__provider;
 
@@ -300,12 +313,86 @@ struct ows_session {
 	char *agent_text;        /* what shared logins let the agent do; NULL: nothing */
 	struct ows_proxy *proxy; /* allowlist: the session's proxy, stopped after close */
 	ows__audit audit;
-	ows_proc *procs;
-	uint32_t next_proc_id;
+	ows_proc *procs;         /* lib/handles.c's lock */
+	uint32_t next_proc_id;   /* the same lock */
+	int refs;                /* calls in flight (lib/handles.c) */
+	bool closing;            /* ows_session_close() has begun */
+	struct ows__mutex *lock; /* what calls in flight share: the guard's sweep, moved_aside */
 	bool has_wall_limit;
 	int64_t deadline_ms;     /* wall_seconds limit, enforced by the host */
 	ows__strv moved_aside;   /* what the guard moved aside since the last event */
 };
+
+/*
+ * Live handles (lib/handles.c).  Every public call on a session is
+ * ows__session_enter() ... ows__session_leave(): OWS_EINVAL for NULL,
+ * OWS_ESTATE for a session closed or closing; while entered, the session
+ * and its impl stay.  A call on a proc is ows__proc_enter(): OWS_ESTATE for a
+ * freed proc; *s is its session, entered (leave it), or NULL when the
+ * session is closed or closing (then only the proc's own fields are there).
+ */
+OWS__HIDDEN int ows__session_register(ows_session *s, ows_error *err);
+OWS__HIDDEN bool ows__session_is_live(const ows_session *s);
+OWS__HIDDEN int ows__session_enter(ows_session *s, ows_error *err);
+OWS__HIDDEN void ows__session_leave(ows_session *s);
+/* Close, in order: no new call (OWS_ESTATE when closed already), calls in
+ * flight gone (after the provider's stop), procs detached (and those the
+ * host freed meanwhile released). */
+OWS__HIDDEN int ows__session_begin_close(ows_session *s, ows_error *err);
+OWS__HIDDEN void ows__session_drain(ows_session *s);
+OWS__HIDDEN void ows__session_detach_procs(ows_session *s);
+/* The session's lock, for what calls in flight share (NULL-safe before open ends). */
+OWS__HIDDEN void ows__session_lock(ows_session *s);
+OWS__HIDDEN void ows__session_unlock(ows_session *s);
+/* Adds a new proc to the live set and to its session's list, with its id. */
+OWS__HIDDEN int ows__proc_register(ows_session *s, ows_proc *p, ows_error *err);
+OWS__HIDDEN int ows__proc_enter(const ows_proc *p, ows_session **s, ows_error *err);
+/* The first exit set wins; readable from any thread. */
+OWS__HIDDEN void ows__proc_set_exit(ows_proc *p, int code);
+OWS__HIDDEN bool ows__proc_get_exit(const ows_proc *p, int *code);
+/* Out of the live set; false when the caller must not free it (see handles.c). */
+OWS__HIDDEN bool ows__proc_unregister(ows_proc *p);
+/* Closes what the proc holds and frees it. */
+OWS__HIDDEN void ows__proc_release(ows_proc *p);
+
+/* ------------------------------------------------------------------- run */
+
+/*
+ * One captured stream of ows_session_run(): the first `limit` bytes kept in
+ * buf (always NUL-terminated once anything was put), every byte streamed to
+ * fn.  Out of memory sets `failed`: the run then ends the command.
+ */
+typedef struct ows__sink {
+	int stream;        /* 1 stdout, 2 stderr */
+	char *buf;
+	size_t len, cap, limit;
+	bool truncated;
+	bool failed;
+	ows_output_fn fn;
+	void *ctx;
+} ows__sink;
+
+OWS__HIDDEN void ows__sink_put(ows__sink *k, const char *data, size_t n);
+
+/* What the platform's half of ows_session_run() is given and fills. */
+typedef struct ows__run_io {
+	const ows_run_options *opts;
+	ows__sink sink[2];    /* stdout, stderr */
+	int exit_code;
+	bool timed_out;
+	int64_t wall_ms;
+	ows_proc *proc;       /* set once spawned; exited on success; the caller frees it */
+} ows__run_io;
+
+/*
+ * Spawns argv in the session with its stdio on pipes, writes the input,
+ * captures both streams into io->sink, applies the timeout (killing the
+ * command's process group) and returns once the command has exited and its
+ * pipes are drained: 0, or a negative code with the command ended.
+ * lib/linux/run_io.c; OWS_ENOSYS where the platform has none.
+ */
+OWS__HIDDEN int ows__run_exchange(ows_session *s, const char *const argv[], ows__run_io *io,
+				  ows_error *err);
 
 /* ------------------------------------------------------- grant journal */
 /*

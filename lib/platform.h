@@ -72,4 +72,20 @@ OWS__HIDDEN int ows__plat_commit(int fd, unsigned mode);
 /* Puts `from` in the place of `to`, replacing it atomically; 0, or -1 with errno. */
 OWS__HIDDEN int ows__plat_replace(const char *from, const char *to);
 
+/*
+ * Locks.  One process-wide lock with one condition, for the live-handle
+ * registry (lib/handles.c): wait releases the lock while it sleeps, wake
+ * wakes every waiter.  And plain mutexes, one per handle that needs one.
+ */
+OWS__HIDDEN void ows__plat_global_lock(void);
+OWS__HIDDEN void ows__plat_global_unlock(void);
+OWS__HIDDEN void ows__plat_global_wait(void);
+OWS__HIDDEN void ows__plat_global_wake(void);
+typedef struct ows__mutex ows__mutex;
+/* NULL when out of memory. */
+OWS__HIDDEN ows__mutex *ows__plat_mutex_new(void);
+OWS__HIDDEN void ows__plat_mutex_lock(ows__mutex *m);
+OWS__HIDDEN void ows__plat_mutex_unlock(ows__mutex *m);
+OWS__HIDDEN void ows__plat_mutex_free(ows__mutex *m);
+
 #endif /* OWS_PLATFORM_H */

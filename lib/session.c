@@ -84,21 +84,31 @@ static json_t *folders_json(const ows_policy *p)
 static json_t *take_moved_aside(ows_session *s)
 {
 	json_t *a = NULL;
+	ows__session_lock(s);
 	if (s->moved_aside.len && (a = json_array()))
 		for (size_t i = 0; i < s->moved_aside.len; i++)
 			json_array_append_new(a, json_string(s->moved_aside.v[i]));
 	ows__strv_free(&s->moved_aside);
+	ows__session_unlock(s);
 	return a;
 }
 
+void ows__session_lock(ows_session *s)
+{
+	if (s->lock)
+		ows__plat_mutex_lock(s->lock);
+}
+
+void ows__session_unlock(ows_session *s)
+{
+	if (s->lock)
+		ows__plat_mutex_unlock(s->lock);
+}
+
+/* What a session holds once its procs are detached (ows__session_detach_procs). */
 static void session_free(ows_session *s)
 {
-	while (s->procs) {
-		ows_proc *p = s->procs;
-		s->procs = p->next;
-		p->session = NULL; /* handles the caller still holds become inert */
-		p->next = NULL;
-	}
+	ows__plat_mutex_free(s->lock);
 	free(s->proof_json);
 	free(s->private_dir);
 	free(s->default_cwd);
@@ -141,7 +151,9 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 	if (s->net == OWS_NET_DEFAULT)
 		s->net = OWS_NET_NONE;
 	if ((rc = ows__random_hex(s->id, 16, err)) < 0 ||
-	    (rc = ows__audit_open(&s->audit, opts, err)) < 0) {
+	    (rc = ows__audit_open(&s->audit, opts, err)) < 0 ||
+	    (rc = (s->lock = ows__plat_mutex_new()) ? 0
+		  : ows__fail(err, OWS_ENOMEM, 0, NULL, NULL, "out of memory")) < 0) {
 		session_free(s);
 		goto out_config;
 	}
@@ -184,8 +196,14 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 				  "private_dir", s->private_dir, "shared", s->agent_text));
 	json_t *pj = json_loads(s->proof_json ? s->proof_json : "{}", 0, NULL);
 	ows__audit_emit(&s->audit, "proof", pj);
+	/* From here on its calls find it live, from any thread (lib/handles.c). */
+	if ((rc = ows__session_register(s, err)) < 0) {
+		s->ops->close(s, NULL);
+		ows_proxy_stop(s->proxy);
+		session_free(s);
+		goto out_config;
+	}
 	*out = s;
-	rc = 0;
 out_config:
 	if (config == &defaults)
 		ows__config_release(&defaults);
@@ -216,29 +234,42 @@ int ows_verify(const ows_policy *policy, const ows_config *config, char **report
 	return ows_session_close(s, err);
 }
 
+/*
+ * Safe from any thread while others use the session: no new call gets in,
+ * the provider ends every process (waits in flight then return, the command
+ * killed), the calls in flight leave, and only then is anything freed.
+ */
 int ows_session_close(ows_session *s, ows_error *err)
 {
 	if (!s)
 		return 0;
-	int rc = s->ops->close(s, err);
+	int rc = ows__session_begin_close(s, err);
+	if (rc < 0)
+		return rc;
+	if (s->ops->stop)
+		s->ops->stop(s);
+	ows__session_drain(s);
+	rc = s->ops->close(s, err);
 	/* The sandbox is gone: nothing is left to use the proxy. */
 	ows_proxy_stop(s->proxy);
 	s->proxy = NULL;
 	ows__audit_emit(&s->audit, "close", json_pack("{s:b, s:o*}", "clean", rc == 0,
 						      "moved_aside", take_moved_aside(s)));
+	ows__session_detach_procs(s);
 	session_free(s);
 	return rc;
 }
 
-const char *ows_session_id(const ows_session *s) { return s ? s->id : ""; }
-const char *ows_session_provider(const ows_session *s) { return s ? s->ops->name : ""; }
-const char *ows_session_enforcement(const ows_session *s) { return s ? s->enforcement : ""; }
-const char *ows_session_proof_json(const ows_session *s) { return s && s->proof_json ? s->proof_json : "{}"; }
-const char *ows_session_private_dir(const ows_session *s) { return s ? s->private_dir : ""; }
+/* Borrowed strings of a live session; "" for NULL or a closed one. */
+const char *ows_session_id(const ows_session *s) { return ows__session_is_live(s) ? s->id : ""; }
+const char *ows_session_provider(const ows_session *s) { return ows__session_is_live(s) ? s->ops->name : ""; }
+const char *ows_session_enforcement(const ows_session *s) { return ows__session_is_live(s) ? s->enforcement : ""; }
+const char *ows_session_proof_json(const ows_session *s) { return ows__session_is_live(s) && s->proof_json ? s->proof_json : "{}"; }
+const char *ows_session_private_dir(const ows_session *s) { return ows__session_is_live(s) ? s->private_dir : ""; }
 
 const char *ows_session_cwd_for(const ows_session *s, const char *here)
 {
-	if (!s)
+	if (!ows__session_is_live(s))
 		return here;
 	for (size_t i = 0; here && i < s->folders.len; i++) {
 		const char *p = s->folders.v[i];
@@ -248,16 +279,12 @@ const char *ows_session_cwd_for(const ows_session *s, const char *here)
 	}
 	return s->default_cwd;
 }
-const char *ows_session_agent_text(const ows_session *s) { return s && s->agent_text ? s->agent_text : ""; }
+const char *ows_session_agent_text(const ows_session *s) { return ows__session_is_live(s) && s->agent_text ? s->agent_text : ""; }
 
-int ows_session_spawn(ows_session *s, const char *const argv[], const ows_spawn_options *opts,
-		      ows_proc **out, ows_error *err)
+static int spawn_in(ows_session *s, const char *const argv[], const ows_spawn_options *opts,
+		    ows_proc **out, ows_error *err)
 {
 	ows_spawn_options defaults;
-	if (!s || !argv || !argv[0] || !out)
-		return ows__fail(err, OWS_EINVAL, 0, NULL, "give a command to run",
-				 "session, argv or out is NULL or empty");
-	*out = NULL;
 	if (!opts) {
 		ows_spawn_options_init(&defaults);
 		opts = &defaults;
@@ -278,10 +305,14 @@ int ows_session_spawn(ows_session *s, const char *const argv[], const ows_spawn_
 		return OWS_ENOMEM;
 	}
 	p->session = s;
-	p->id = ++s->next_proc_id;
 	p->started_ms = ows__now_ms();
 	p->pid = -1;
-	p->pidfd = -1;
+	p->exit_fd = -1;
+	if ((rc = ows__proc_register(s, p, err)) < 0) {
+		ows__strv_free(&env);
+		free(p);
+		return rc;
+	}
 	const char *cwd = opts->cwd ? opts->cwd : s->default_cwd;
 	rc = s->ops->spawn(s, p, argv, env.v, cwd, opts->stdio, err);
 	ows__strv_free(&env);
@@ -295,96 +326,149 @@ int ows_session_spawn(ows_session *s, const char *const argv[], const ows_spawn_
 					  cwd, "provider", s->ops->name, "enforcement", s->enforcement,
 					  "partial", partial_json(s), "started", 0, "error",
 					  err ? err->what : ows_err_name(rc)));
-		free(p);
+		ows_proc_free(p);
 		return rc;
 	}
 	ows__audit_emit(&s->audit, "spawn",
 			json_pack("{s:o, s:s, s:s, s:s, s:o*, s:b, s:i}", "argv", args, "cwd", cwd,
 				  "provider", s->ops->name, "enforcement", s->enforcement,
 				  "partial", partial_json(s), "started", 1, "proc", (int)p->id));
-	p->next = s->procs;
-	s->procs = p;
 	*out = p;
 	return 0;
 }
 
-static void unlink_proc(ows_proc *p)
+int ows_session_spawn(ows_session *s, const char *const argv[], const ows_spawn_options *opts,
+		      ows_proc **out, ows_error *err)
 {
-	ows_session *s = p->session;
-	if (!s)
-		return;
-	for (ows_proc **pp = &s->procs; *pp; pp = &(*pp)->next)
-		if (*pp == p) {
-			*pp = p->next;
-			break;
+	if (out)
+		*out = NULL;
+	if (!s || !argv || !argv[0] || !out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, "give a command to run",
+				 "session, argv or out is NULL or empty");
+	int rc = ows__session_enter(s, err);
+	if (rc < 0)
+		return rc;
+	rc = spawn_in(s, argv, opts, out, err);
+	ows__session_leave(s);
+	return rc;
+}
+
+/* Waits in a live session, and on the first exit seen, says so in the audit trail. */
+static int wait_in(ows_session *s, ows_proc *p, int timeout_ms, ows_error *err)
+{
+	if (ows__proc_get_exit(p, NULL))
+		return 1;
+	int rc;
+	if (s->has_wall_limit) {
+		int64_t left = s->deadline_ms - ows__now_ms();
+		int slice = left <= 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left;
+		bool capped = timeout_ms < 0 || slice < timeout_ms;
+		rc = s->ops->wait(s, p, capped ? slice : timeout_ms, err);
+		if (rc == 0 && capped) {
+			/* The session ran out of time: end the command, report it. */
+			s->ops->kill(s, p, SIGKILL, NULL);
+			rc = s->ops->wait(s, p, -1, err);
+			if (rc == 1) {
+				ows__audit_emit(&s->audit, "timeout",
+						json_pack("{s:i}", "proc", (int)p->id));
+			}
 		}
-	p->next = NULL;
+	} else {
+		rc = s->ops->wait(s, p, timeout_ms, err);
+	}
+	if (rc <= 0)
+		return rc;
+	/* What the proxy refused while it ran: the site the agent should ask for. */
+	json_t *blocked = NULL;
+	char *bj = NULL;
+	if (s->proxy && ows_proxy_blocked_json(s->proxy, p->started_ms, &bj, NULL) == 0)
+		blocked = json_loads(bj, 0, NULL);
+	ows_free(bj);
+	int code = 0;
+	ows__proc_get_exit(p, &code);
+	ows__audit_emit(&s->audit, "exit",
+			json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*, s:o*}", "proc", (int)p->id,
+				  "exit_code", code, "provider", s->ops->name,
+				  "enforcement", s->enforcement, "partial", partial_json(s),
+				  "blocked", blocked, "moved_aside", take_moved_aside(s)));
+	return 1;
 }
 
 int ows_proc_wait(ows_proc *p, int timeout_ms, int *exit_code, ows_error *err)
 {
-	if (!p)
-		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "proc is NULL");
-	if (!p->exited) {
-		ows_session *s = p->session;
-		if (!s)
-			return ows__fail(err, OWS_ESTATE, 0, NULL, NULL, "the session was closed");
-		int rc;
-		if (s->has_wall_limit) {
-			int64_t left = s->deadline_ms - ows__now_ms();
-			int slice = left <= 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left;
-			bool capped = timeout_ms < 0 || slice < timeout_ms;
-			rc = s->ops->wait(s, p, capped ? slice : timeout_ms, err);
-			if (rc == 0 && capped) {
-				/* The session ran out of time: end the command, report it. */
-				s->ops->kill(s, p, SIGKILL, NULL);
-				rc = s->ops->wait(s, p, -1, err);
-				if (rc == 1) {
-					ows__audit_emit(&s->audit, "timeout",
-							json_pack("{s:i}", "proc", (int)p->id));
-				}
-			}
-		} else {
-			rc = s->ops->wait(s, p, timeout_ms, err);
-		}
+	ows_session *s;
+	int rc = ows__proc_enter(p, &s, err);
+	if (rc < 0)
+		return rc;
+	if (s) {
+		rc = wait_in(s, p, timeout_ms, err);
+		ows__session_leave(s);
 		if (rc <= 0)
 			return rc;
-		/* What the proxy refused while it ran: the site the agent should ask for. */
-		json_t *blocked = NULL;
-		char *bj = NULL;
-		if (s->proxy && ows_proxy_blocked_json(s->proxy, p->started_ms, &bj, NULL) == 0)
-			blocked = json_loads(bj, 0, NULL);
-		ows_free(bj);
-		ows__audit_emit(&s->audit, "exit",
-				json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*, s:o*}", "proc", (int)p->id,
-					  "exit_code", p->exit_code, "provider", s->ops->name,
-					  "enforcement", s->enforcement, "partial", partial_json(s),
-					  "blocked", blocked, "moved_aside", take_moved_aside(s)));
+	} else if (!ows__proc_get_exit(p, NULL)) {
+		return ows__fail(err, OWS_ESTATE, 0, NULL, NULL, "the session was closed");
 	}
+	/* Closed sessions set every exit first (the command killed, or its own code). */
 	if (exit_code)
-		*exit_code = p->exit_code;
+		ows__proc_get_exit(p, exit_code);
 	return 1;
 }
 
 int ows_proc_kill(ows_proc *p, int signo, ows_error *err)
 {
-	if (!p)
-		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "proc is NULL");
-	if (p->exited)
-		return 0;
-	if (!p->session)
+	ows_session *s;
+	int rc = ows__proc_enter(p, &s, err);
+	if (rc < 0)
+		return rc;
+	if (ows__proc_get_exit(p, NULL))
+		rc = 0;
+	else if (!s)
+		rc = ows__fail(err, OWS_ESTATE, 0, NULL, NULL, "the session was closed");
+	else
+		rc = s->ops->kill(s, p, signo, err);
+	if (s)
+		ows__session_leave(s);
+	return rc;
+}
+
+int ows_proc_fd(const ows_proc *p)
+{
+	ows_session *s;
+	if (ows__proc_enter(p, &s, NULL) < 0)
+		return -1;
+	if (s)
+		ows__session_leave(s);
+	return p->exit_fd; /* the proc's own, set at spawn: valid until ows_proc_free() */
+}
+
+void ows__proc_release(ows_proc *p)
+{
+	if (p->exit_fd >= 0)
+		close(p->exit_fd);
+	free(p);
+}
+
+int ows_proc_blocked_json(ows_proc *p, char **out, ows_error *err)
+{
+	if (out)
+		*out = NULL;
+	if (!p || !out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "proc or out is NULL");
+	ows_session *s = p->session;
+	if (!s)
 		return ows__fail(err, OWS_ESTATE, 0, NULL, NULL, "the session was closed");
-	return p->session->ops->kill(p->session, p, signo, err);
+	if (!s->proxy) {
+		*out = ows__strdup("[]", err);
+		return *out ? 0 : OWS_ENOMEM;
+	}
+	/* First form: what the session's proxy refused since the command started. */
+	return ows_proxy_blocked_json(s->proxy, p->started_ms, out, err);
 }
 
 void ows_proc_free(ows_proc *p)
 {
-	if (!p)
-		return;
-	unlink_proc(p);
-	if (p->pidfd >= 0)
-		close(p->pidfd);
-	free(p);
+	if (p && ows__proc_unregister(p))
+		ows__proc_release(p);
 }
 
 /* The proxy variables every common client reads, all at 127.0.0.1:port. */
@@ -449,8 +533,6 @@ int ows__session_start_proxy(ows_session *s, const ows_policy *policy, const ows
 /* Sites change for the running session at once, without a restart. */
 static int session_proxy(ows_session *s, ows_error *err, ows_proxy **out)
 {
-	if (!s)
-		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "session is NULL");
 	if (!s->proxy)
 		return ows__fail(err, OWS_ESTATE, 0, ows__net_name(s->net),
 				 "open the session with network allowlist",
@@ -459,7 +541,7 @@ static int session_proxy(ows_session *s, ows_error *err, ows_proxy **out)
 	return 0;
 }
 
-int ows_session_allow_site(ows_session *s, const char *pattern, ows_error *err)
+static int allow_site_in(ows_session *s, const char *pattern, ows_error *err)
 {
 	ows_proxy *px = NULL;
 	int rc = session_proxy(s, err, &px);
@@ -469,7 +551,7 @@ int ows_session_allow_site(ows_session *s, const char *pattern, ows_error *err)
 	return rc;
 }
 
-int ows_session_remove_site(ows_session *s, const char *pattern, ows_error *err)
+static int remove_site_in(ows_session *s, const char *pattern, ows_error *err)
 {
 	ows_proxy *px = NULL;
 	int rc = session_proxy(s, err, &px);
@@ -478,11 +560,41 @@ int ows_session_remove_site(ows_session *s, const char *pattern, ows_error *err)
 	return rc;
 }
 
-int ows_session_blocked_json(ows_session *s, int64_t since_ms, char **out, ows_error *err)
+static int blocked_json_in(ows_session *s, int64_t since_ms, char **out, ows_error *err)
 {
 	ows_proxy *px = NULL;
-	if (out)
-		*out = NULL;
 	int rc = session_proxy(s, err, &px);
 	return rc < 0 ? rc : ows_proxy_blocked_json(px, since_ms, out, err);
+}
+
+int ows_session_allow_site(ows_session *s, const char *pattern, ows_error *err)
+{
+	int rc = ows__session_enter(s, err);
+	if (rc == 0) {
+		rc = allow_site_in(s, pattern, err);
+		ows__session_leave(s);
+	}
+	return rc;
+}
+
+int ows_session_remove_site(ows_session *s, const char *pattern, ows_error *err)
+{
+	int rc = ows__session_enter(s, err);
+	if (rc == 0) {
+		rc = remove_site_in(s, pattern, err);
+		ows__session_leave(s);
+	}
+	return rc;
+}
+
+int ows_session_blocked_json(ows_session *s, int64_t since_ms, char **out, ows_error *err)
+{
+	if (out)
+		*out = NULL;
+	int rc = ows__session_enter(s, err);
+	if (rc == 0) {
+		rc = blocked_json_in(s, since_ms, out, err);
+		ows__session_leave(s);
+	}
+	return rc;
 }

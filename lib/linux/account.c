@@ -480,6 +480,7 @@ const ows__provider ows__account_provider = {
 	.spawn = ows__ctl_op_spawn, /* the impl begins with its ows__ctl */
 	.wait = ows__ctl_op_wait,
 	.kill = ows__ctl_op_kill,
+	.stop = ows__ctl_op_stop,
 	.close = account_close,
 };
 

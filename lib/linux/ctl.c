@@ -135,57 +135,73 @@ int ows__ctl_adopt_listener(ows_session *s, ows__ctl *c, ows_error *err)
 	return rc;
 }
 
-/* Marks every live handle exited: the sandbox is gone. */
+/*
+ * Sets the exit of `p` from its status channel, once init has sent it there
+ * or gone: the EXITED message, else (end of file, nothing yet from an init
+ * that ended) the sandbox killed it.  Called when the channel is readable,
+ * or once init is gone; never by two threads for one proc.
+ */
+static void collect_exit(ows_proc *p)
+{
+	if (ows__proc_get_exit(p, NULL))
+		return;
+	struct ows__msg m;
+	ssize_t n = -1;
+	if (p->exit_fd >= 0) {
+		do
+			n = recv(p->exit_fd, &m, sizeof(m), MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+	}
+	bool told = n == (ssize_t)sizeof(m) && m.type == OWS_MSG_EXITED;
+	ows__proc_set_exit(p, told ? m.code : 128 + SIGKILL);
+}
+
+/* Sets every handle's exit: the sandbox is gone.  No call is in flight (close). */
 static void sandbox_gone(ows_session *s, ows__ctl *c)
 {
 	c->gone = true;
 	for (ows_proc *p = s->procs; p; p = p->next)
-		if (!p->exited) {
-			p->exited = true;
-			p->exit_code = 128 + SIGKILL;
-		}
+		collect_exit(p);
 }
 
-static void dispatch(ows_session *s, const struct ows__msg *m)
-{
-	if (m->type != OWS_MSG_EXITED)
-		return;
-	for (ows_proc *p = s->procs; p; p = p->next)
-		if (p->id == m->id) {
-			p->exited = true;
-			p->exit_code = m->code;
-		}
-}
-
-/* Reads one message, waiting up to timeout_ms; 1 when one was handled into *m. */
-static int pump(ows_session *s, ows__ctl *c, struct ows__msg *m, int timeout_ms,
-		ows_error *err)
+/* Reads one message of the setup, waiting up to timeout_ms; 1 when one came into *m. */
+static int pump(ows__ctl *c, struct ows__msg *m, int timeout_ms, ows_error *err)
 {
 	if (c->gone)
 		return OWS_ESTATE;
 	int n = recv_msg(c->fd, m, sizeof(*m), timeout_ms, err);
 	if (n == OWS_ESTATE) {
-		sandbox_gone(s, c);
+		c->gone = true;
 		return OWS_ESTATE;
 	}
 	if (n <= 0)
 		return n;
-	if (n != (int)sizeof(*m))
-		return 0;
-	dispatch(s, m);
-	return 1;
+	return n == (int)sizeof(*m) ? 1 : 0;
 }
 
-int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *const argv[],
-		   char *const envp[], const char *cwd, const int stdio[3], ows_error *err)
+/* Waits until fd is readable: 1, 0 when timeout_ms (< 0: none) passed first, or -1. */
+static int poll_in(int fd, int timeout_ms)
 {
-	int memfd = -1, null = -1, rc;
-	uint32_t counts[2] = {0, 0};
+	int64_t deadline = timeout_ms < 0 ? -1 : ows__now_ms() + timeout_ms;
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	for (;;) {
+		int left = -1;
+		if (deadline >= 0) {
+			int64_t l = deadline - ows__now_ms();
+			left = l < 0 ? 0 : l > 0x7fffffff ? 0x7fffffff : (int)l;
+		}
+		int r = poll(&pfd, 1, left);
+		if (r >= 0 || errno != EINTR)
+			return r < 0 ? -1 : r > 0;
+	}
+}
 
-	if (c->gone)
-		return ows__fail(err, OWS_ESTATE, 0, NULL, "open a new session",
-				 "the sandbox has ended");
-	memfd = memfd_create("owsandbox-spawn", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+/* The command's arguments, environment and cwd, in a sealed memfd for init to map. */
+static int request_memfd(const char *const argv[], char *const envp[], const char *cwd,
+			 ows_error *err)
+{
+	uint32_t counts[2] = {0, 0};
+	int memfd = memfd_create("owsandbox-spawn", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (memfd < 0)
 		return ows__fail_sys(err, "memfd_create", NULL, "cannot pass the command");
 	while (argv[counts[0]])
@@ -194,8 +210,8 @@ int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *cons
 		counts[1]++;
 	FILE *f = fdopen(dup(memfd), "w");
 	if (!f) {
-		rc = ows__fail_sys(err, "fdopen", NULL, "cannot pass the command");
-		goto out;
+		close(memfd);
+		return ows__fail_sys(err, "fdopen", NULL, "cannot pass the command");
 	}
 	fwrite(counts, sizeof(counts), 1, f);
 	for (uint32_t i = 0; i < counts[0]; i++)
@@ -204,12 +220,61 @@ int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *cons
 		fwrite(envp[i], strlen(envp[i]) + 1, 1, f);
 	fwrite(cwd, strlen(cwd) + 1, 1, f);
 	if (fclose(f) != 0) {
-		rc = ows__fail_sys(err, "memfd", NULL, "cannot pass the command");
-		goto out;
+		close(memfd);
+		return ows__fail_sys(err, "memfd", NULL, "cannot pass the command");
 	}
 	fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+	return memfd;
+}
 
-	int fds[4] = {memfd, stdio[0], stdio[1], stdio[2]};
+/* init's reply on the command's own channel: 0 when it started. */
+static int spawn_reply(int chan, const char *const argv[], const char *cwd, ows_error *err)
+{
+	struct ows__msg r;
+	ssize_t n = -1;
+	if (poll_in(chan, -1) > 0) {
+		do
+			n = recv(chan, &r, sizeof(r), 0);
+		while (n < 0 && errno == EINTR);
+	}
+	if (n != (ssize_t)sizeof(r) || (r.type != OWS_MSG_STARTED && r.type != OWS_MSG_SPAWN_FAIL))
+		return ows__fail(err, OWS_ESTATE, 0, NULL, "open a new session",
+				 "the sandbox ended before the command started");
+	if (r.type == OWS_MSG_STARTED)
+		return 0;
+	r.text[sizeof(r.text) - 1] = '\0';
+	const char *hint = r.err == ENOENT && strcmp(r.text, "exec") == 0
+		? "check the command's name; only the system and the session's "
+		  "folders are visible inside"
+		: strcmp(r.text, "cwd") == 0
+		? "use a working folder inside a session folder"
+		: NULL;
+	return ows__fail(err, OWS_ESPAWN, r.err, strcmp(r.text, "cwd") == 0 ? cwd : argv[0], hint,
+			 "the command could not start (%s): %s", r.text, strerror(r.err));
+}
+
+/*
+ * Each command has a status channel of its own (init.h): a socket pair whose
+ * other end goes to init with the request.  The reply and the exit come back
+ * there, so that spawns and waits on other threads never read each other's
+ * messages, and the host's end is the command's ows_proc_fd().
+ */
+int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *const argv[],
+		   char *const envp[], const char *cwd, const int stdio[3], ows_error *err)
+{
+	int null = -1, chan[2] = {-1, -1}, rc;
+
+	if (c->gone)
+		return ows__fail(err, OWS_ESTATE, 0, NULL, "open a new session",
+				 "the sandbox has ended");
+	int memfd = request_memfd(argv, envp, cwd, err);
+	if (memfd < 0)
+		return memfd;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) != 0) {
+		rc = ows__fail_sys(err, "socketpair", NULL, "cannot make the command's status channel");
+		goto out;
+	}
+	int fds[5] = {memfd, stdio[0], stdio[1], stdio[2], chan[1]};
 	for (int i = 1; i < 4; i++)
 		if (fds[i] == OWS_STDIO_NULL) {
 			if (null < 0 && (null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
@@ -219,41 +284,24 @@ int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *cons
 			fds[i] = null;
 		}
 	struct ows__msg m = {.type = OWS_MSG_SPAWN, .id = proc->id};
-	if (ows__send_fds(c->fd, &m, fds, 4) != 0) {
-		if (errno == EPIPE || errno == ECONNRESET)
-			sandbox_gone(s, c);
-		rc = ows__fail_sys(err, "sendmsg", "open a new session", "cannot reach the sandbox");
+	if (ows__send_fds(c->fd, &m, fds, 5) != 0) {
+		rc = errno == EPIPE || errno == ECONNRESET
+			? ows__fail(err, OWS_ESTATE, errno, NULL, "open a new session",
+				    "the sandbox has ended")
+			: ows__fail_sys(err, "sendmsg", "open a new session", "cannot reach the sandbox");
 		goto out;
 	}
-	for (;;) {
-		struct ows__msg r;
-		rc = pump(s, c, &r, -1, err);
-		if (rc < 0) {
-			rc = ows__fail(err, OWS_ESTATE, 0, NULL, "open a new session",
-				       "the sandbox ended before the command started");
-			goto out;
-		}
-		if (rc == 0 || r.id != proc->id)
-			continue;
-		if (r.type == OWS_MSG_STARTED) {
-			rc = 0;
-			break;
-		}
-		if (r.type == OWS_MSG_SPAWN_FAIL) {
-			r.text[sizeof(r.text) - 1] = '\0';
-			const char *hint = r.err == ENOENT && strcmp(r.text, "exec") == 0
-				? "check the command's name; only the system and the session's "
-				  "folders are visible inside"
-				: strcmp(r.text, "cwd") == 0
-				? "use a working folder inside a session folder"
-				: NULL;
-			rc = ows__fail(err, OWS_ESPAWN, r.err, strcmp(r.text, "cwd") == 0 ? cwd : argv[0],
-				       hint, "the command could not start (%s): %s", r.text,
-				       strerror(r.err));
-			break;
-		}
+	/* Only init holds the other end now: its end of file is init's. */
+	close(chan[1]);
+	chan[1] = -1;
+	if ((rc = spawn_reply(chan[0], argv, cwd, err)) == 0) {
+		proc->exit_fd = chan[0];
+		chan[0] = -1;
 	}
 out:
+	for (int i = 0; i < 2; i++)
+		if (chan[i] >= 0)
+			close(chan[i]);
 	if (null >= 0)
 		close(null);
 	close(memfd);
@@ -262,24 +310,18 @@ out:
 
 int ows__ctl_wait(ows_session *s, ows__ctl *c, ows_proc *proc, int timeout_ms, ows_error *err)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : ows__now_ms() + timeout_ms;
-	while (!proc->exited) {
-		int left = -1;
-		if (deadline >= 0) {
-			int64_t l = deadline - ows__now_ms();
-			left = l < 0 ? 0 : (int)l;
-		}
-		struct ows__msg m;
-		int rc = pump(s, c, &m, left, err);
-		if (rc == OWS_ESTATE)
-			break; /* sandbox_gone() marked every handle */
-		if (rc < 0)
-			return rc;
-		if (rc == 0 && left == 0 && !proc->exited)
+	if (!ows__proc_get_exit(proc, NULL)) {
+		int r = proc->exit_fd >= 0 ? poll_in(proc->exit_fd, timeout_ms) : 1;
+		if (r < 0)
+			return ows__fail_sys(err, "poll", NULL, "cannot wait for the command");
+		if (r == 0)
 			return 0;
+		collect_exit(proc);
 	}
 	/* What the command left at a guarded name is moved aside before the person's tools see it. */
+	ows__session_lock(s);
 	ows__guard_sweep(c->guard, s->id, &s->moved_aside, NULL);
+	ows__session_unlock(s);
 	return 1;
 }
 
@@ -289,13 +331,19 @@ int ows__ctl_kill(ows_session *s, ows__ctl *c, ows_proc *proc, int signo, ows_er
 		return 0;
 	struct ows__msg m = {.type = OWS_MSG_KILL, .id = proc->id, .code = signo};
 	if (send(c->fd, &m, sizeof(m), MSG_NOSIGNAL) < 0) {
-		if (errno == EPIPE || errno == ECONNRESET) {
-			sandbox_gone(s, c);
-			return 0;
-		}
+		if (errno == EPIPE || errno == ECONNRESET)
+			return 0; /* the sandbox has ended, and the command with it */
 		return ows__fail_sys(err, "send", NULL, "cannot reach the sandbox");
 	}
 	return 0;
+}
+
+void ows__ctl_stop(ows__ctl *c)
+{
+	/* Init reads end of file, ends everything and exits; the descriptor stays
+	 * ours (no other thread's send can reach a reused number) until close. */
+	if (c->fd >= 0)
+		shutdown(c->fd, SHUT_RDWR);
 }
 
 void ows__ctl_close(ows_session *s, ows__ctl *c)
@@ -339,6 +387,12 @@ int ows__ctl_op_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *
 int ows__ctl_op_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err)
 {
 	return ows__ctl_kill(s, s->impl, proc, signo, err);
+}
+
+void ows__ctl_op_stop(ows_session *s)
+{
+	if (s->impl)
+		ows__ctl_stop(s->impl);
 }
 
 /* ---------------------------------------------------------- proof probes */
@@ -412,7 +466,7 @@ int ows__ctl_send_share(ows_session *s, ows__ctl *c, const ows__file *files, siz
 	close(memfd);
 	while (rc == 0) {
 		struct ows__msg r;
-		int n = pump(s, c, &r, 30000, err);
+		int n = pump(c, &r, 30000, err);
 		if (n < 0)
 			return ows__fail(err, OWS_ESTATE, 0, NULL, NULL,
 					 "the sandbox ended before taking the shared copies");

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "linux.h"
+#include "platform.h"
 
 
 static int direct_open(ows_session *s, const ows_policy *policy, const ows_config *config,
@@ -97,14 +98,17 @@ static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[]
 		return ows__fail(err, OWS_ESPAWN, r, argv[0], "check the command's name",
 				 "the command could not start: %s", strerror(r));
 	proc->pid = pid;
-	proc->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* Readable once it has exited: its wait, and the host's ows_proc_fd(). */
+	proc->exit_fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	return 0;
 }
 
 static int direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err)
 {
-	if (proc->pidfd >= 0) {
-		struct pollfd pfd = {.fd = proc->pidfd, .events = POLLIN};
+	if (ows__proc_get_exit(proc, NULL))
+		return 1;
+	if (proc->exit_fd >= 0) {
+		struct pollfd pfd = {.fd = proc->exit_fd, .events = POLLIN};
 		int r;
 		do
 			r = poll(&pfd, 1, timeout_ms);
@@ -119,8 +123,7 @@ static int direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return ows__fail_sys(err, "waitpid", NULL, "cannot wait for the command");
-	proc->exited = true;
-	proc->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	ows__proc_set_exit(proc, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 	return 1;
 }
 
@@ -131,11 +134,21 @@ static int direct_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err
 	return 0;
 }
 
+/* No wall means no containment: end the process groups this session started. */
+static void direct_stop(ows_session *s)
+{
+	/* Spawns in flight add to the list meanwhile; close ends what they start. */
+	ows__plat_global_lock();
+	for (ows_proc *p = s->procs; p; p = p->next)
+		if (!p->exited && p->pid > 0)
+			kill(-p->pid, SIGKILL);
+	ows__plat_global_unlock();
+}
+
 static int direct_close(ows_session *s, ows_error *err)
 {
-	/* No wall means no containment: end the process groups this session started. */
 	for (ows_proc *p = s->procs; p; p = p->next)
-		if (!p->exited && p->pid > 0) {
+		if (!ows__proc_get_exit(p, NULL) && p->pid > 0) {
 			kill(-p->pid, SIGKILL);
 			direct_wait(s, p, -1, NULL);
 		}
@@ -152,5 +165,6 @@ const ows__provider ows__direct_provider = {
 	.spawn = direct_spawn,
 	.wait = direct_wait,
 	.kill = direct_kill,
+	.stop = direct_stop,
 	.close = direct_close,
 };

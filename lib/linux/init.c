@@ -645,6 +645,7 @@ void ows__init_prove(const struct ows__plan *p)
 struct child {
 	pid_t pid;
 	uint32_t id;
+	int status;  /* init's end of the command's status channel: its exit goes there */
 };
 
 /* Finds `name` in a PATH and execs it; returns the most telling errno. */
@@ -781,6 +782,16 @@ static int command_child(void *arg)
 	_exit(127);
 }
 
+/*
+ * A spawn request carries its own reply channel: one end of a socket pair the
+ * host made for this command (fds[4], SOCK_SEQPACKET: a host that let go of
+ * its end costs init an EPIPE, never a SIGPIPE).  The reply (STARTED or
+ * SPAWN_FAIL) and later the exit (EXITED) go there, never onto the shared
+ * control socket, so that host threads spawning and waiting at once each read
+ * only their own command's news.  Init holds its end while the command runs
+ * and closes it once the exit is sent; when init ends it closes with it, and
+ * the host reads end of file: the sandbox killed the command.
+ */
 static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, const int *fds, int nfds,
 			 struct child *children)
 {
@@ -790,10 +801,13 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 	for (int i = 0; i < OWS_INIT_MAX_PROCS && slot < 0; i++)
 		if (children[i].pid == 0)
 			slot = i;
-	if (nfds != 4) {
-		ows__buf_add(reply.text, sizeof(reply.text), "request");
-		goto out;
+	if (nfds != 5) {
+		/* No reply channel: closing what came tells the host it failed. */
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		return;
 	}
+	const int status = fds[4];
 	if (slot < 0) {
 		reply.err = EAGAIN;
 		ows__buf_add(reply.text, sizeof(reply.text), "too many commands at once");
@@ -823,11 +837,14 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 		reply.err = 0;
 		children[slot].pid = pid;
 		children[slot].id = m->id;
+		children[slot].status = status;
 	}
 out:
-	for (int i = 0; i < nfds; i++)
+	for (int i = 0; i < 4; i++)
 		close(fds[i]);
-	ows__init_send(p->ctl, &reply, sizeof(reply));
+	ows__init_send(status, &reply, sizeof(reply));
+	if (reply.type != OWS_MSG_STARTED)
+		close(status);
 }
 
 static void reap(const struct ows__plan *p, struct child *children)
@@ -840,8 +857,10 @@ static void reap(const struct ows__plan *p, struct child *children)
 				continue;
 			struct ows__msg m = {.type = OWS_MSG_EXITED, .id = children[i].id};
 			m.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-			ows__init_send(p->ctl, &m, sizeof(m));
+			ows__init_send(children[i].status, &m, sizeof(m));
+			close(children[i].status);
 			children[i].pid = 0;
+			children[i].status = -1;
 			break;
 		}
 	}
@@ -1042,7 +1061,7 @@ void ows__init_serve(const struct ows__plan *p)
 		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
 		struct ows__msg m;
-		char cbuf[CMSG_SPACE(4 * sizeof(int))];
+		char cbuf[CMSG_SPACE(OWS_MSG_MAX_FDS * sizeof(int))];
 		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
 		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 				    .msg_controllen = sizeof(cbuf)};
@@ -1051,7 +1070,7 @@ void ows__init_serve(const struct ows__plan *p)
 			continue;
 		if (n <= 0)
 			break; /* the host closed the session or died */
-		int fds[4], nfds = 0;
+		int fds[OWS_MSG_MAX_FDS], nfds = 0;
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 				continue;
@@ -1059,7 +1078,7 @@ void ows__init_serve(const struct ows__plan *p)
 			for (int i = 0; i < k; i++) {
 				int fd;
 				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				if (nfds < 4)
+				if (nfds < OWS_MSG_MAX_FDS)
 					fds[nfds++] = fd;
 				else
 					close(fd);

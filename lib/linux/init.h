@@ -112,17 +112,27 @@ struct ows__plan {
 
 /* ------------------------------------------------------------- messages */
 
+/*
+ * After the proof the control socket carries requests only, host to init:
+ * each SPAWN brings one end of a socket pair of its own (the command's status
+ * channel), and init sends the command's STARTED or SPAWN_FAIL, then its
+ * EXITED, there (init.c's handle_spawn).  The numbers are the contract with an installed launcher:
+ * 3-6 were a spawn whose replies came back on the socket; an older init
+ * ignores SPAWN = 11 and closes its descriptors, which the host reads as a
+ * failed start, never as a command it cannot see.
+ */
 enum ows__msg_type {
-	OWS_MSG_FAIL = 1,   /* init → host: setup failed: stage in text, err */
-	OWS_MSG_PROOF,      /* init → host: checks follow */
-	OWS_MSG_SPAWN,      /* host → init: memfd + stdin, stdout, stderr */
-	OWS_MSG_STARTED,    /* init → host */
-	OWS_MSG_SPAWN_FAIL, /* init → host: err, stage in text */
-	OWS_MSG_EXITED,     /* init → host: code */
-	OWS_MSG_KILL,       /* host → init: code = signal */
-	OWS_MSG_LISTENER,   /* init → host: the proxy's listening socket inside (SCM_RIGHTS) */
-	OWS_MSG_SHARE,      /* host → init: shared copies for the private home, in a memfd */
-	OWS_MSG_SHARED,     /* init → host: err 0, or why the copies could not be written */
+	OWS_MSG_FAIL = 1,       /* init → host: setup failed: stage in text, err */
+	OWS_MSG_PROOF = 2,      /* init → host: checks follow */
+	OWS_MSG_KILL = 7,       /* host → init: code = signal */
+	OWS_MSG_LISTENER = 8,   /* init → host: the proxy's listening socket inside (SCM_RIGHTS) */
+	OWS_MSG_SHARE = 9,      /* host → init: shared copies for the private home, in a memfd */
+	OWS_MSG_SHARED = 10,    /* init → host: err 0, or why the copies could not be written */
+	OWS_MSG_SPAWN = 11,     /* host → init: memfd, stdin, stdout, stderr, status channel */
+	/* init → host, on the command's status channel: */
+	OWS_MSG_STARTED = 12,
+	OWS_MSG_SPAWN_FAIL = 13, /* err, stage in text */
+	OWS_MSG_EXITED = 14,     /* code */
 };
 
 struct ows__msg {
@@ -146,7 +156,7 @@ OWS__HIDDEN void ows__buf_add(char *buf, size_t size, const char *s);
 OWS__HIDDEN void ows__buf_add_num(char *buf, size_t size, long v);
 OWS__HIDDEN void ows__init_send(int fd, const struct ows__msg *m, size_t len);
 /* Sends a message with up to OWS_MSG_MAX_FDS descriptors; 0, or -1 with errno.  Either side. */
-#define OWS_MSG_MAX_FDS 4
+#define OWS_MSG_MAX_FDS 5
 OWS__HIDDEN int ows__send_fds(int sock, const struct ows__msg *m, const int *fds, int nfds);
 /* Reports a failed setup step (errno is the cause) to the host and exits. */
 OWS__HIDDEN __attribute__((noreturn)) void ows__init_die(const struct ows__plan *p,
@@ -197,6 +207,9 @@ OWS__HIDDEN int ows__ctl_op_spawn(ows_session *s, ows_proc *proc, const char *co
 				  ows_error *err);
 OWS__HIDDEN int ows__ctl_op_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err);
 OWS__HIDDEN int ows__ctl_op_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err);
+OWS__HIDDEN void ows__ctl_op_stop(ows_session *s);
+/* Tells init to end everything, freeing nothing: calls in flight then return. */
+OWS__HIDDEN void ows__ctl_stop(ows__ctl *c);
 /* The proof's probes outside the wall, made by the host before init starts. */
 /* Plants ~/.owsandbox-canary-<id> (0644): its path (caller unlinks, frees), or NULL. */
 OWS__HIDDEN char *ows__canary_plant(const char *home, const char *id, ows_error *err);

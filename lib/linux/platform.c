@@ -1,5 +1,6 @@
 /* The operating-system calls of the portable core, on Linux (see lib/platform.h). */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -129,4 +130,39 @@ int ows__plat_commit(int fd, unsigned mode)
 int ows__plat_replace(const char *from, const char *to)
 {
 	return rename(from, to);
+}
+
+/* ------------------------------------------------------------------ locks */
+
+static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t global_cond = PTHREAD_COND_INITIALIZER;
+
+void ows__plat_global_lock(void) { pthread_mutex_lock(&global_lock); }
+void ows__plat_global_unlock(void) { pthread_mutex_unlock(&global_lock); }
+void ows__plat_global_wait(void) { pthread_cond_wait(&global_cond, &global_lock); }
+void ows__plat_global_wake(void) { pthread_cond_broadcast(&global_cond); }
+
+struct ows__mutex {
+	pthread_mutex_t m;
+};
+
+ows__mutex *ows__plat_mutex_new(void)
+{
+	ows__mutex *m = malloc(sizeof(*m));
+	if (m && pthread_mutex_init(&m->m, NULL) != 0) {
+		free(m);
+		m = NULL;
+	}
+	return m;
+}
+
+void ows__plat_mutex_lock(ows__mutex *m) { pthread_mutex_lock(&m->m); }
+void ows__plat_mutex_unlock(ows__mutex *m) { pthread_mutex_unlock(&m->m); }
+
+void ows__plat_mutex_free(ows__mutex *m)
+{
+	if (m) {
+		pthread_mutex_destroy(&m->m);
+		free(m);
+	}
 }

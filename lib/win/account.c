@@ -33,7 +33,6 @@ typedef struct win_impl {
 	HDESK desktop;
 	wchar_t desktop_name[64];
 	wchar_t runner[MAX_PATH];
-	unsigned next_req;
 } win_impl;
 
 static int machine_ready(const ows_config *c, ows_error *err)
@@ -81,10 +80,11 @@ static int grant(win_impl *w, ows_session *s, const ows_config *c, const char *p
 }
 
 /* Writes a request for the runner: cwd, command line, entries, each NUL-ended, then NUL. */
-static int write_request(win_impl *w, const wchar_t *cwd, const wchar_t *line,
+/* Named by the proc's id (0: the proof): unique in the session, also for spawns on several threads. */
+static int write_request(win_impl *w, uint32_t id, const wchar_t *cwd, const wchar_t *line,
 			 const wchar_t *entries, wchar_t *path_out, ows_error *err)
 {
-	swprintf(path_out, MAX_PATH, L"%hs\\req-%u.bin", w->private_dir, ++w->next_req);
+	swprintf(path_out, MAX_PATH, L"%hs\\req-%u.bin", w->private_dir, (unsigned)id);
 	HANDLE h = CreateFileW(path_out, GENERIC_WRITE, 0, NULL, CREATE_NEW, 0, NULL);
 	if (h == INVALID_HANDLE_VALUE)
 		return ows__fail_win(err, OWS_ESPAWN, GetLastError(), w->private_dir, NULL,
@@ -169,7 +169,7 @@ static int prove(win_impl *w, ows_session *s, const ows_policy *p, const char *h
 	wchar_t req[MAX_PATH], cwd[MAX_PATH];
 	swprintf(cwd, MAX_PATH, L"%hs", w->private_dir);
 	HANDLE h = NULL;
-	int rc = write_request(w, cwd, L"?prove", entries, req, err);
+	int rc = write_request(w, 0 /* no proc has id 0 */, cwd, L"?prove", entries, req, err);
 	free(entries);
 	if (rc == 0)
 		rc = start_runner(w, req, cwd, &h, NULL, err);
@@ -310,12 +310,12 @@ static int windows_spawn(ows_session *s, ows_proc *proc, const char *const argv[
 	DWORD pid = 0;
 	int rc = line && env && wcwd ? 0 : (err && err->code ? err->code : OWS_ENOMEM);
 	if (rc == 0)
-		rc = write_request(w, wcwd, line, env, req, err);
+		rc = write_request(w, proc->id, wcwd, line, env, req, err);
 	if (rc == 0)
 		rc = start_runner(w, req, wcwd, &h, &pid, err);
 	if (rc == 0) {
 		proc->pid = (int)pid;
-		rc = ows__win_proc_put(&w->base, proc, h, err);
+		rc = ows__win_proc_put(s, proc, h, err);
 	}
 	free(line);
 	free(env);
@@ -329,6 +329,7 @@ static int windows_close(ows_session *s, ows_error *err)
 	if (!w)
 		return 0;
 	(void)err;
+	ows__win_proc_collect(s);
 	impl_free(w, s); /* the job first, then the grants, then the private folder */
 	s->impl = NULL;
 	return 0;
@@ -340,5 +341,6 @@ const ows__provider ows__windows_provider = {
 	.spawn = windows_spawn,
 	.wait = ows__win_proc_wait,
 	.kill = ows__win_proc_kill,
+	.stop = ows__win_proc_stop,
 	.close = windows_close,
 };

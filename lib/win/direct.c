@@ -87,7 +87,7 @@ static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[]
 	if (rc < 0)
 		return rc;
 	proc->pid = (int)pid;
-	return ows__win_proc_put(&d->base, proc, h, err);
+	return ows__win_proc_put(s, proc, h, err);
 }
 
 static int direct_close(ows_session *s, ows_error *err)
@@ -96,6 +96,7 @@ static int direct_close(ows_session *s, ows_error *err)
 	if (!d)
 		return 0;
 	/* Closing the job kills every process in it, daemons included. */
+	ows__win_proc_collect(s);
 	ows__win_base_close(&d->base);
 	int rc = ows__win_rmtree(d->dir, err);
 	free(d->dir);
@@ -110,5 +111,6 @@ const ows__provider ows__direct_provider = {
 	.spawn = direct_spawn,
 	.wait = ows__win_proc_wait,
 	.kill = ows__win_proc_kill,
+	.stop = ows__win_proc_stop,
 	.close = direct_close,
 };

@@ -285,3 +285,29 @@ int ows__plat_replace(const char *from, const char *to)
 	}
 	return 0;
 }
+
+/* ------------------------------------------------------------------ locks */
+
+static SRWLOCK global_lock = SRWLOCK_INIT;
+static CONDITION_VARIABLE global_cond = CONDITION_VARIABLE_INIT;
+
+void ows__plat_global_lock(void) { AcquireSRWLockExclusive(&global_lock); }
+void ows__plat_global_unlock(void) { ReleaseSRWLockExclusive(&global_lock); }
+void ows__plat_global_wait(void) { SleepConditionVariableSRW(&global_cond, &global_lock, INFINITE, 0); }
+void ows__plat_global_wake(void) { WakeAllConditionVariable(&global_cond); }
+
+struct ows__mutex {
+	SRWLOCK l;
+};
+
+ows__mutex *ows__plat_mutex_new(void)
+{
+	ows__mutex *m = malloc(sizeof(*m));
+	if (m)
+		InitializeSRWLock(&m->l);
+	return m;
+}
+
+void ows__plat_mutex_lock(ows__mutex *m) { AcquireSRWLockExclusive(&m->l); }
+void ows__plat_mutex_unlock(ows__mutex *m) { ReleaseSRWLockExclusive(&m->l); }
+void ows__plat_mutex_free(ows__mutex *m) { free(m); }

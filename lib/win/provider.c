@@ -23,7 +23,7 @@ const ows__provider *ows__provider_find(const char *name)
 	return NULL;
 }
 
-int ows__win_proc_put(ows__win_base *b, ows_proc *p, HANDLE h, ows_error *err)
+static int proc_put(ows__win_base *b, ows_proc *p, HANDLE h, ows_error *err)
 {
 	for (size_t i = 0; i < b->n; i++)
 		if (b->procs[i] == p) { /* a freed handle's address, reused */
@@ -50,13 +50,25 @@ int ows__win_proc_put(ows__win_base *b, ows_proc *p, HANDLE h, ows_error *err)
 	return 0;
 }
 
+int ows__win_proc_put(ows_session *s, ows_proc *p, HANDLE h, ows_error *err)
+{
+	ows__session_lock(s);
+	int rc = proc_put(s->impl, p, h, err);
+	ows__session_unlock(s);
+	return rc;
+}
+
+/* Borrowed: the table keeps it until close, which no call in flight outlives. */
 static HANDLE handle_of(ows_session *s, ows_proc *p)
 {
 	ows__win_base *b = s->impl;
-	for (size_t i = 0; b && i < b->n; i++)
+	HANDLE h = NULL;
+	ows__session_lock(s);
+	for (size_t i = 0; b && i < b->n && !h; i++)
 		if (b->procs[i] == p)
-			return b->handles[i];
-	return NULL;
+			h = b->handles[i];
+	ows__session_unlock(s);
+	return h;
 }
 
 int ows__win_proc_wait(ows_session *s, ows_proc *p, int timeout_ms, ows_error *err)
@@ -72,8 +84,7 @@ int ows__win_proc_wait(ows_session *s, ows_proc *p, int timeout_ms, ows_error *e
 				     "cannot wait for the command");
 	DWORD code = 0;
 	GetExitCodeProcess(h, &code);
-	p->exited = true;
-	p->exit_code = (int)code;
+	ows__proc_set_exit(p, (int)code);
 	return 1;
 }
 
@@ -88,6 +99,25 @@ int ows__win_proc_kill(ows_session *s, ows_proc *p, int signo, ows_error *err)
 		return ows__fail_win(err, 0, GetLastError(), "TerminateProcess", NULL,
 				     "cannot end the command");
 	return 0;
+}
+
+void ows__win_proc_stop(ows_session *s)
+{
+	ows__win_base *b = s->impl;
+	if (b && b->job)
+		TerminateJobObject(b->job, 137);
+}
+
+void ows__win_proc_collect(ows_session *s)
+{
+	for (ows_proc *p = s->procs; p; p = p->next) {
+		HANDLE h = ows__proc_get_exit(p, NULL) ? NULL : handle_of(s, p);
+		DWORD code = 137;
+		if (h && WaitForSingleObject(h, 5000) == WAIT_OBJECT_0)
+			GetExitCodeProcess(h, &code);
+		if (!ows__proc_get_exit(p, NULL))
+			ows__proc_set_exit(p, (int)code);
+	}
 }
 
 void ows__win_base_close(ows__win_base *b)

@@ -70,11 +70,19 @@ typedef struct ows__win_base {
 	size_t n, cap;
 } ows__win_base;
 
-/* Keeps `h` for `p` (replacing a stale entry at the same address). */
-OWS__HIDDEN int ows__win_proc_put(ows__win_base *b, ows_proc *p, HANDLE h, ows_error *err);
-/* The provider's wait and kill, shared by every Windows provider. */
+/*
+ * Keeps `h` for `p` (replacing a stale entry at the same address) in the
+ * ows__win_base that begins s->impl.  The table is under the session's lock:
+ * spawns and waits come from several threads at once.
+ */
+OWS__HIDDEN int ows__win_proc_put(ows_session *s, ows_proc *p, HANDLE h, ows_error *err);
+/* The provider's wait, kill and stop, shared by every Windows provider. */
 OWS__HIDDEN int ows__win_proc_wait(ows_session *s, ows_proc *p, int timeout_ms, ows_error *err);
 OWS__HIDDEN int ows__win_proc_kill(ows_session *s, ows_proc *p, int signo, ows_error *err);
+/* Ends every process of the job, keeping every handle: waits in flight return. */
+OWS__HIDDEN void ows__win_proc_stop(ows_session *s);
+/* At close, after stop: sets the exit of every proc the host still holds. */
+OWS__HIDDEN void ows__win_proc_collect(ows_session *s);
 /* Ends every process of the job, closes it and every handle kept. */
 OWS__HIDDEN void ows__win_base_close(ows__win_base *b);
 

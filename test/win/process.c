@@ -138,6 +138,18 @@ int main(int argc, char **argv)
 		   code == 137, "kill ends it with 128+9 (%d)", code);
 	ows_proc_free(p);
 
+	/* The run call is not built for Windows yet: it says so, and the JSON form too. */
+	ows_run_result *rr = NULL;
+	ows_error re = {0};
+	int rrc = ows_session_run(s, a1, NULL, &rr, &re);
+	ok(rrc == OWS_ENOSYS && rr == NULL && strstr(re.what, "Windows"),
+	   "ows_session_run is OWS_ENOSYS here, with why (%s)", re.what);
+	char *resp = NULL;
+	rrc = ows_session_run_json(s, "{\"argv\": [\"cmd\"]}", &resp, NULL);
+	ok(rrc == OWS_ENOSYS && resp && strstr(resp, "\"OWS_ENOSYS\""),
+	   "ows_session_run_json too, as an error object (%s)", resp ? resp : "NULL");
+	ows_free(resp);
+
 	/* A process tree dies with the session. */
 	char pidfile[MAX_PATH];
 	snprintf(pidfile, sizeof(pidfile), "%s\\tree.pids", ows_session_private_dir(s));

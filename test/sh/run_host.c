@@ -1,0 +1,494 @@
+/*
+ * A host of the run call (ows_session_run, ows_session_run_json), as an
+ * agent server uses it: one session, many calls, some from four threads at
+ * once.  TAP on stdout; test/sh/run_call.sh builds it against libowsandbox.a
+ * and runs it as the throwaway person (test/sh/account_run.sh as the account
+ * provider's person).
+ *
+ *   run_host PROVIDER FOLDER [CONFIG|-] [TEST...]   (TEST: capture, threads, ...; default all)
+ *
+ * SIGPIPE keeps its default disposition here on purpose: a run that let the
+ * command's closed stdin raise it would end this host, and the plan would
+ * come up short.
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <owsandbox.h>
+
+#include "tap.h"
+
+static ows_session *S;
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+/* Runs argv with opts (may be NULL); the result, or NULL with the error in diag. */
+static ows_run_result *run(const char *const *argv, const ows_run_options *opts)
+{
+	ows_error e;
+	ows_error_clear(&e);
+	ows_run_result *r = NULL;
+	int rc = ows_session_run(S, argv, opts, &r, &e);
+	if (rc != 0)
+		diag("ows_session_run: %s: %s: %s (%s)", ows_err_name(rc), e.what, e.where, e.hint);
+	return r;
+}
+
+#define SH(script) ((const char *const[]){"/bin/sh", "-c", script, NULL})
+
+/* How many live processes of ours run `sleep ARG` (zombies have no command line). */
+static int count_sleeps(const char *arg)
+{
+	DIR *d = opendir("/proc");
+	int n = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char path[300], buf[256];
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		const char *a0 = buf, *a1 = buf + strlen(buf) + 1;
+		const char *base = strrchr(a0, '/') ? strrchr(a0, '/') + 1 : a0;
+		if (len && (size_t)(a1 - buf) < len && strcmp(base, "sleep") == 0 && strcmp(a1, arg) == 0)
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Bounded: a killed process may still be on its way out. */
+static int sleeps_gone(const char *arg)
+{
+	for (int i = 0; i < 200; i++) {
+		if (count_sleeps(arg) == 0)
+			return 1;
+		sleep_ms(50);
+	}
+	return 0;
+}
+
+static void test_capture(void)
+{
+	ows_run_result *r = run(SH("printf 'to out\\n'; printf 'to err\\n' >&2; exit 3"), NULL);
+	if (!ok(r != NULL, "a command runs and its result comes back")) {
+		skip(6, "no result");
+		return;
+	}
+	is_str(r->out, "to out\n", "stdout captured");
+	is_str(r->err, "to err\n", "stderr captured, apart from stdout");
+	is_int(r->exit_code, 3, "the exit code comes back");
+	ok(!r->timed_out && !r->out_truncated && !r->err_truncated,
+	   "neither timed out nor truncated");
+	ok(strcmp(r->enforcement, ows_session_enforcement(S)) == 0 && r->enforcement[0],
+	   "the session's enforcement level (%s)", r->enforcement);
+	is_str(r->blocked_json, "[]", "no site blocked in a session without network");
+	ows_run_result_free(r);
+}
+
+static void test_exit_codes(void)
+{
+	static const struct {
+		const char *script;
+		int code;
+		const char *what;
+	} cases[] = {
+		{"exit 0", 0, "exit 0"},
+		{"exit 42", 42, "exit 42"},
+		{"kill -TERM $$", 128 + SIGTERM, "SIGTERM gives 128+15"},
+		{"kill -KILL $$", 128 + SIGKILL, "SIGKILL gives 128+9"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ows_run_result *r = run(SH(cases[i].script), NULL);
+		ok(r && r->exit_code == cases[i].code && !r->timed_out, "%s (got %d)", cases[i].what,
+		   r ? r->exit_code : -1);
+		ows_run_result_free(r);
+	}
+	ows_error e;
+	ows_error_clear(&e);
+	ows_run_result *r = (ows_run_result *)1;
+	int rc = ows_session_run(S, (const char *const[]){"owstest-no-such-command", NULL}, NULL, &r, &e);
+	ok(rc == OWS_ESPAWN && r == NULL && strstr(e.what, "could not start"),
+	   "a command that cannot start is OWS_ESPAWN, no result (%s: %s)", ows_err_name(rc), e.what);
+}
+
+static void test_cap(void)
+{
+	ows_run_options o;
+	ows_run_options_init(&o);
+	o.output_limit = 1000;
+	ows_run_result *r = run(SH("head -c 5000000 /dev/zero; echo done >&2"), &o);
+	ok(r && r->out_len == 1000 && r->out_truncated && r->exit_code == 0,
+	   "5 MB past a 1000-byte cap: 1000 kept, truncated, the call ends (%zu)", r ? r->out_len : 0);
+	ok(r && r->err_len == 5 && !r->err_truncated, "the other stream keeps its own cap");
+	ows_run_result_free(r);
+	r = run(SH("head -c 3000000 /dev/urandom"), NULL);
+	ok(r && r->out_len == (1u << 20) && r->out_truncated, "the default cap is 1 MiB");
+	ows_run_result_free(r);
+}
+
+static void test_stdin(void)
+{
+	ows_run_options o;
+	ows_run_options_init(&o);
+	o.input = "hello\0world";
+	o.input_len = 11;
+	ows_run_result *r = run((const char *const[]){"cat", NULL}, &o);
+	ok(r && r->out_len == 11 && memcmp(r->out, "hello\0world", 11) == 0,
+	   "stdin bytes reach the command, NUL included, and end with end of file");
+	ows_run_result_free(r);
+
+	/* Both ways at once: the command writes back while the host still writes. */
+	size_t big = 4u << 20;
+	char *in = malloc(big);
+	for (size_t i = 0; in && i < big; i++)
+		in[i] = (char)(i * 7 + i / 4096);
+	o.input = in;
+	o.input_len = big;
+	o.output_limit = 8u << 20;
+	r = run((const char *const[]){"cat", NULL}, &o);
+	ok(in && r && r->out_len == big && memcmp(r->out, in, big) == 0 && !r->out_truncated,
+	   "4 MiB through cat comes back whole: no deadlock between stdin and stdout");
+	ows_run_result_free(r);
+
+	o.input_len = 1u << 20;
+	o.output_limit = 0;
+	r = run((const char *const[]){"true", NULL}, &o);
+	ok(r && r->exit_code == 0, "a command that never reads 1 MiB of input: the call ends, "
+				    "the host is not killed by SIGPIPE");
+	ows_run_result_free(r);
+	r = run(SH("exec 0<&-; sleep 0.2; echo still here"), &o);
+	ok(r && r->exit_code == 0 && strcmp(r->out, "still here\n") == 0,
+	   "one that closes its stdin and goes on: its output is whole");
+	ows_run_result_free(r);
+	r = run(SH("sleep 0.3; echo not read"), &o);
+	ok(r && r->exit_code == 0 && strcmp(r->out, "not read\n") == 0,
+	   "one that keeps stdin open and never reads it: the call ends at its exit");
+	ows_run_result_free(r);
+	free(in);
+
+	ows_run_options_init(&o);
+	r = run((const char *const[]){"cat", NULL}, &o);
+	ok(r && r->out_len == 0 && r->exit_code == 0, "no input: stdin is at end of file at once");
+	ows_run_result_free(r);
+}
+
+static void test_timeout(void)
+{
+	ows_run_options o;
+	ows_run_options_init(&o);
+	o.timeout_ms = 1500;
+	/* The daemon forks twice (the subshell exits), keeps both pipes, outlives its parent. */
+	ows_run_result *r = run(SH("(sleep 3601 & ) ; (sleep 3602 </dev/null & ) ; "
+				   "echo started; sleep 3600"), &o);
+	ok(r && r->timed_out && r->exit_code == 128 + SIGKILL,
+	   "the timeout kills the command: timed_out, 128+9 (%d)", r ? r->exit_code : -1);
+	ok(r && strcmp(r->out, "started\n") == 0, "what it wrote before is kept");
+	ok(r && r->wall_ms >= 1500 && r->wall_ms < 60000, "wall time from spawn to exit (%lld ms)",
+	   r ? (long long)r->wall_ms : -1LL);
+	ok(sleeps_gone("3600") && sleeps_gone("3601") && sleeps_gone("3602"),
+	   "the command and every process it started are gone, the double-forked daemons too");
+	ows_run_result_free(r);
+}
+
+static void test_daemon_outlives(void)
+{
+	ows_run_options o;
+	ows_run_options_init(&o);
+	/* Were the call held by the daemon's pipes, the timeout would end it instead. */
+	o.timeout_ms = 30000;
+	ows_run_result *r = run(SH("(sleep 3603 & ) ; echo done"), &o);
+	ok(r && !r->timed_out && r->exit_code == 0 && strcmp(r->out, "done\n") == 0,
+	   "a daemon holding the pipes does not hold the call: it ends at the command's exit");
+	ok(count_sleeps("3603") == 1, "the daemon itself is left running (it ends with the session)");
+	ows_run_result_free(r);
+}
+
+struct stream_log {
+	char *data[3];
+	size_t len[3];
+	int bad;
+};
+
+static void on_output(void *ctx, int stream, const char *data, size_t len)
+{
+	struct stream_log *l = ctx;
+	if (stream != 1 && stream != 2) {
+		l->bad = 1;
+		return;
+	}
+	char *p = realloc(l->data[stream], l->len[stream] + len + 1);
+	if (!p) {
+		l->bad = 1;
+		return;
+	}
+	memcpy(p + l->len[stream], data, len);
+	l->data[stream] = p;
+	l->len[stream] += len;
+}
+
+static void test_streaming(void)
+{
+	struct stream_log l = {0};
+	ows_run_options o;
+	ows_run_options_init(&o);
+	o.output_limit = 1000;
+	o.on_output = on_output;
+	o.output_ctx = &l;
+	ows_run_result *r = run(SH("seq 1 100000; seq 1 3000 >&2"), &o);
+	size_t cap = 700000, n = 0;
+	char *want = malloc(cap);
+	for (int i = 1; want && i <= 100000; i++)
+		n += (size_t)snprintf(want + n, cap - n, "%d\n", i);
+	ok(r && r->out_truncated && r->out_len == 1000, "the kept copy is capped");
+	ok(!l.bad && want && l.len[1] == n && memcmp(l.data[1], want, n) == 0,
+	   "the callback gets every byte of stdout in order, past the cap (%zu of %zu)", l.len[1], n);
+	ok(l.len[2] == 13893 && l.data[2] && memcmp(l.data[2], "1\n2\n3\n", 6) == 0,
+	   "and stderr as stream 2 (%zu bytes)", l.len[2]);
+	ows_run_result_free(r);
+	free(want);
+	free(l.data[1]);
+	free(l.data[2]);
+}
+
+/* The response of a JSON run, parsed; the return code in *rc. */
+static json_t *run_json(const char *request, int *rc)
+{
+	char *resp = NULL;
+	ows_error e;
+	ows_error_clear(&e);
+	*rc = ows_session_run_json(S, request, &resp, &e);
+	json_t *j = resp ? json_loads(resp, JSON_ALLOW_NUL, NULL) : NULL;
+	if (!j)
+		diag("response: %s", resp ? resp : "(none)");
+	ows_free(resp);
+	return j;
+}
+
+static const char *jstr(json_t *j, const char *path1, const char *path2)
+{
+	json_t *v = json_object_get(j, path1);
+	if (path2)
+		v = json_object_get(v, path2);
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+static void test_json(void)
+{
+	int rc;
+	json_t *j = run_json("{\"argv\": [\"/bin/sh\", \"-c\", \"cat; echo $OWSTEST_V; exit 4\"], "
+			     "\"input\": \"in\\n\", \"env\": {\"OWSTEST_V\": \"vee\"}, "
+			     "\"timeout_ms\": 20000}", &rc);
+	ok(rc == 0 && j && strcmp(jstr(j, "stdout", NULL), "in\nvee\n") == 0 &&
+	   json_integer_value(json_object_get(j, "exit_code")) == 4 &&
+	   json_is_false(json_object_get(j, "timed_out")) &&
+	   json_is_false(json_object_get(j, "stdout_truncated")) &&
+	   json_is_array(json_object_get(j, "blocked")) &&
+	   json_is_integer(json_object_get(j, "wall_ms")) && jstr(j, "enforcement", NULL)[0],
+	   "JSON: input, env, exit code, and every response key");
+	json_decref(j);
+
+	j = run_json("{\"argv\": [\"cat\"], \"input_b64\": \"/wBhYv4=\"}", &rc);
+	ok(rc == 0 && j && strcmp(jstr(j, "stdout_b64", NULL), "/wBhYv4=") == 0 &&
+	   !json_object_get(j, "stdout"),
+	   "JSON: bytes in as input_b64; output that is not UTF-8 comes back as stdout_b64");
+	json_decref(j);
+
+	j = run_json("{\"argv\": [\"printf\", \"caf\\u00e9 \\\\000 x\"]}", &rc);
+	ok(rc == 0 && j && json_string_length(json_object_get(j, "stdout")) == 9,
+	   "JSON: UTF-8 output with a NUL byte stays text (\\u0000)");
+	json_decref(j);
+
+	static const struct {
+		const char *request;
+		const char *where;
+		const char *what;
+	} bad[] = {
+		{"{\"argv\": [\"echo\", \"a\\u0000b\"]}", "argv[1]", "a NUL in an argument"},
+		{"{\"argv\": [\"echo\"], \"cwd\": \"/tmp\\u0000x\"}", "cwd", "a NUL in cwd"},
+		{"{\"argv\": [\"echo\"], \"env\": {\"A\": \"x\\u0000\"}}", "env.A", "a NUL in a value"},
+		{"{\"argv\": [\"echo\"", "line 1", "JSON cut short"},
+		{"[\"echo\"]", "(request)", "not an object"},
+		{"{\"argv\": []}", "argv", "an empty argv"},
+		{"{\"argv\": [\"echo\", 3]}", "argv[1]", "an argument that is not a string"},
+		{"{\"argv\": [\"echo\"], \"timeout\": 5}", "timeout", "an unknown key"},
+		{"{\"argv\": [\"echo\"], \"timeout_ms\": -1}", "timeout_ms", "a negative timeout"},
+		{"{\"argv\": [\"echo\"], \"input_b64\": \"!!\"}", "input_b64", "input_b64 not base64"},
+		{"{\"argv\": [\"echo\"], \"input\": \"a\", \"input_b64\": \"YQ==\"}", "input_b64",
+		 "input and input_b64 both"},
+		{"{\"env\": {}}", "argv", "no argv"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		j = run_json(bad[i].request, &rc);
+		ok(rc == OWS_EINVAL && j && strcmp(jstr(j, "error", "name"), "OWS_EINVAL") == 0 &&
+		   json_integer_value(json_object_get(json_object_get(j, "error"), "code")) == rc &&
+		   strstr(jstr(j, "error", "where"), bad[i].where) && jstr(j, "error", "what")[0] &&
+		   jstr(j, "error", "hint")[0],
+		   "JSON refused with a clear error: %s (%s: %s)", bad[i].what,
+		   jstr(j, "error", "where"), jstr(j, "error", "what"));
+		json_decref(j);
+	}
+	j = run_json("{\"argv\": [\"owstest-no-such-command\"]}", &rc);
+	ok(rc == OWS_ESPAWN && j && strcmp(jstr(j, "error", "name"), "OWS_ESPAWN") == 0,
+	   "JSON: a command that cannot start is an error object with the negative code");
+	json_decref(j);
+}
+
+struct worker {
+	int index;
+	int good;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	for (int i = 0; i < 5; i++) {
+		char tag[32];
+		snprintf(tag, sizeof(tag), "%d.%d", w->index, i);
+		ows_run_options o;
+		ows_run_options_init(&o);
+		o.input = tag;
+		o.input_len = strlen(tag);
+		o.timeout_ms = 60000;
+		ows_run_result *r = NULL;
+		int rc = ows_session_run(S, SH("cat; echo; head -c 300000 /dev/zero >&2; sleep 0.1"), &o,
+					 &r, NULL);
+		char want[40];
+		snprintf(want, sizeof(want), "%s\n", tag);
+		if (rc == 0 && r->exit_code == 0 && strcmp(r->out, want) == 0 && r->err_len == 300000)
+			w->good++;
+		ows_run_result_free(r);
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	pthread_t t[4];
+	struct worker w[4];
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){.index = i};
+		pthread_create(&t[i], NULL, worker_main, &w[i]);
+	}
+	int good = 0;
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		good += w[i].good;
+	}
+	is_int(good, 20, "4 threads at once on one session, 5 calls each: every result its own");
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A figure, not an assertion: what one call of `true` costs here, spawn to result. */
+static void test_latency(void)
+{
+	int good = 0;
+	double t0 = mono_ms();
+	for (int i = 0; i < 20; i++) {
+		ows_run_result *r = run((const char *const[]){"true", NULL}, NULL);
+		good += r && r->exit_code == 0;
+		ows_run_result_free(r);
+	}
+	double ms = (mono_ms() - t0) / 20;
+	is_int(good, 20, "20 calls in sequence");
+	diag("run call latency (true, %s): %.2f ms a call", ows_session_provider(S), ms);
+}
+
+static void test_misuse(void)
+{
+	ows_run_result *r = (ows_run_result *)1;
+	ok(ows_session_run(NULL, SH("true"), NULL, &r, NULL) == OWS_EINVAL && r == NULL,
+	   "a NULL session is OWS_EINVAL");
+	ows_run_options o;
+	ows_run_options_init(&o);
+	o.size = 8;
+	ok(ows_session_run(S, SH("true"), &o, &r, NULL) == OWS_EINVAL, "a short options struct is OWS_EINVAL");
+	ows_run_options_init(&o);
+	o.input_len = 3;
+	ok(ows_session_run(S, SH("true"), &o, &r, NULL) == OWS_EINVAL, "input_len without input is OWS_EINVAL");
+	ok(ows_session_run_json(S, NULL, NULL, NULL) == OWS_EINVAL, "a NULL response pointer is OWS_EINVAL");
+	ows_run_result_free(NULL);
+}
+
+/* The host's signal state is as it was: the run changes no disposition and no mask. */
+static void test_signal_state(const sigset_t *mask_before)
+{
+	struct sigaction sa;
+	sigaction(SIGPIPE, NULL, &sa);
+	sigset_t now;
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	ok(sa.sa_handler == SIG_DFL && sigismember(&now, SIGPIPE) == sigismember(mask_before, SIGPIPE),
+	   "SIGPIPE is still the host's: default disposition, not blocked");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s PROVIDER FOLDER [CONFIG]\n", argv[0]);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_DFL);
+	sigset_t mask;
+	pthread_sigmask(SIG_SETMASK, NULL, &mask);
+	ows_error e;
+	ows_error_clear(&e);
+	ows_policy *p = NULL;
+	ows_config *c = NULL;
+	if (ows_policy_new(&p, &e) < 0 || ows_policy_set_provider(p, argv[1], &e) < 0 ||
+	    ows_policy_add_folder(p, argv[2], OWS_ACCESS_RW, &e) < 0 ||
+	    (argc > 3 && strcmp(argv[3], "-") != 0 && ows_config_load(argv[3], &c, &e) < 0) ||
+	    ows_session_open(p, c, NULL, &S, &e) < 0)
+		bail_out("cannot open a %s session: %s: %s (%s)", argv[1], e.what, e.where, e.hint);
+	ows_policy_free(p);
+	ows_config_free(c);
+
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} tests[] = {
+		{"capture", test_capture},   {"exit_codes", test_exit_codes},
+		{"cap", test_cap},           {"stdin", test_stdin},
+		{"timeout", test_timeout},   {"daemon", test_daemon_outlives},
+		{"streaming", test_streaming}, {"json", test_json},
+		{"threads", test_threads},   {"latency", test_latency},
+		{"misuse", test_misuse},
+	};
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		bool chosen = argc <= 4;
+		for (int a = 4; a < argc; a++)
+			chosen = chosen || strcmp(argv[a], tests[i].name) == 0;
+		if (chosen)
+			tests[i].fn();
+	}
+	test_signal_state(&mask);
+
+	ows_session_close(S, NULL);
+	ok(sleeps_gone("3603"), "the daemon a call left behind ends with the session");
+	return done_testing();
+}
