@@ -6,8 +6,9 @@
 #                     the Windows stage (mingw-w64 and Wine, from make deps)
 #   make check-kernels  the Linux tests on other kernels, each in a VM (scripts/kernel-matrix.sh)
 #   make bench        run the benchmarks, side by side with bwrap and friends
-#   make install      PREFIX=/usr/local DESTDIR= : library, header, CLI, pkg-config, and
-#                     where AppArmor 4 is, a profile granting owsbx user namespaces
+#   make install      PREFIX=/usr/local DESTDIR= : the static and shared libraries, header,
+#                     CLI, man page, pkg-config, and where AppArmor 4 is, a profile
+#                     granting owsbx user namespaces
 #   make windows      cross-build for Windows with mingw-w64 into build/win (see docs/windows.md)
 
 PREFIX  ?= /usr/local
@@ -15,6 +16,7 @@ LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
 PCDIR   ?= $(LIBDIR)/pkgconfig
+MANDIR  ?= $(PREFIX)/share/man
 DESTDIR ?=
 # Ubuntu's AppArmor withholds user namespaces from programs no profile names (scripts/apparmor.sh).
 APPARMOR_DIR ?= /etc/apparmor.d
@@ -49,11 +51,39 @@ EXAMPLE_BINS = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c)
 .PHONY: all deps check check-kernels bench install uninstall clean shared fuzz
 all: libowsandbox.a owsbx owsbx-launch
 
-# For hosts that load the library at run time (Python's ctypes): the same
-# objects, only the public ows_* names exported.
+# The version comes from the header alone (OWS_VERSION_MAJOR/MINOR/PATCH).
+header_version = $(shell sed -n 's/^\#define OWS_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' include/owsandbox.h)
+VERSION_MAJOR := $(call header_version,MAJOR)
+VERSION_MINOR := $(call header_version,MINOR)
+VERSION_PATCH := $(call header_version,PATCH)
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+ifneq ($(words $(VERSION_MAJOR) $(VERSION_MINOR) $(VERSION_PATCH)),3)
+$(error include/owsandbox.h: cannot read OWS_VERSION_MAJOR, _MINOR and _PATCH)
+endif
+
+# The soname names the ABI a host was linked against.  From 1.0 on it is
+# libowsandbox.so.MAJOR: a new major for every incompatible change, which is
+# what libtool's current-age amounts to.  Before 1.0, semantic versioning lets
+# any 0.MINOR change the ABI (0.2 added to the header what 0.1 hosts never
+# saw, and may yet change what they did), so the minor is part of the soname,
+# libowsandbox.so.0.MINOR, as libgit2 did through its 0.x releases: the loader
+# never hands a host built against 0.2 a 0.3 it was not built for.  Patch
+# releases keep the ABI and the soname.
+ifeq ($(VERSION_MAJOR),0)
+SONAME := libowsandbox.so.0.$(VERSION_MINOR)
+else
+SONAME := libowsandbox.so.$(VERSION_MAJOR)
+endif
+SHARED_FILE := libowsandbox.so.$(VERSION)
+
+# For hosts that load the library at run time (Python's ctypes) or link it
+# dynamically: the same objects, only the OWS_API names exported (the rest is
+# -fvisibility=hidden; test/sh/shared.sh checks with nm -D).  In the build tree
+# it is libowsandbox.so, where the Python package looks; make install names it
+# $(SHARED_FILE) with its soname and dev links.
 shared: libowsandbox.so
 libowsandbox.so: $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libowsandbox.so.0 -o $@ $^ $(DEP_LIBS)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(DEP_LIBS)
 
 build/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/$(OS)/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
@@ -128,15 +158,22 @@ bench: all build/bench/session_spawn
 	bench/proxy.sh
 
 # The pkg-config file is written for the PREFIX of this install, never cached.
-install: all
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PCDIR)
+# Without DESTDIR, as root, ldconfig learns the new soname.
+install: all shared
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PCDIR) \
+	    $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 libowsandbox.a $(DESTDIR)$(LIBDIR)/
+	install -m 0644 libowsandbox.so $(DESTDIR)$(LIBDIR)/$(SHARED_FILE)
+	ln -sf $(SHARED_FILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libowsandbox.so
 	install -m 0644 include/owsandbox.h $(DESTDIR)$(INCDIR)/
 	install -m 0755 owsbx $(DESTDIR)$(BINDIR)/
+	install -m 0644 cli/owsbx.1 $(DESTDIR)$(MANDIR)/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
-	    -e 's|@VERSION@|$(shell sed -n 's/^#define OWS_VERSION "\(.*\)"/\1/p' include/owsandbox.h)|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@SONAME@|$(SONAME)|' \
 	    -e 's|@LIBS@|$(DEP_LIBS)|' owsandbox.pc.in > $(DESTDIR)$(PCDIR)/owsandbox.pc
 	chmod 0644 $(DESTDIR)$(PCDIR)/owsandbox.pc
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 	# Not setuid here: `owsbx machine sandbox setup` installs it root:group 4750.
 	install -d $(DESTDIR)$(PREFIX)/libexec/owsandbox
 	install -m 0755 owsbx-launch $(DESTDIR)$(PREFIX)/libexec/owsandbox/
@@ -145,6 +182,8 @@ install: all
 uninstall:
 	$(APPARMOR) uninstall ./owsbx $(BINDIR)/owsbx $(APPARMOR_DIR)/$(APPARMOR_NAME)
 	rm -f $(DESTDIR)$(LIBDIR)/libowsandbox.a $(DESTDIR)$(INCDIR)/owsandbox.h \
+	      $(DESTDIR)$(LIBDIR)/$(SHARED_FILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	      $(DESTDIR)$(LIBDIR)/libowsandbox.so $(DESTDIR)$(MANDIR)/man1/owsbx.1 \
 	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc \
 	      $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch
 

@@ -28,12 +28,37 @@ typedef enum owsbx_cmd {
 	OWSBX_CMD_VERSION,
 } owsbx_cmd;
 
+/*
+ * One option of a command: the parser accepts exactly these, and the help
+ * (and so the man page's test) lists exactly these.
+ */
+typedef struct owsbx_option {
+	const char *name;   /* "--rw" */
+	const char *alias;  /* "-y", or NULL */
+	const char *value;  /* "DIR"; NULL for a switch */
+	const char *help;   /* what it does */
+} owsbx_option;
+
+typedef struct owsbx_command {
+	const char *name;             /* "run", "machine sandbox setup"; NULL ends the table */
+	owsbx_cmd cmd;
+	const char *usage;            /* what follows the name: "[OPTION]... [--] CMD [ARG]..." */
+	const char *summary;          /* what it does, and its exit status where it has its own */
+	const owsbx_option *options;  /* ends with {NULL} */
+} owsbx_command;
+
+/* Every command, in the order the help lists them. */
+extern const owsbx_command owsbx_commands[];
+/* Accepted in place of a command, and -h/--help after any command's name. */
+extern const owsbx_option owsbx_global_options[];
+
 typedef struct owsbx_args {
 	owsbx_cmd cmd;
+	char help_topic[64];      /* help: the command asked about ("run", "machine"); "": all */
 	ows_policy *policy;       /* owned; run and verify */
 	const char *config_path;  /* --config, else $OWSBX_CONFIG, else NULL */
 	const char *events_path;
-	bool json;
+	bool json;                /* report, credentials, machine status: JSON; verify: one line */
 	const char *machine_verb; /* machine sandbox <verb> */
 	bool yes;                 /* machine: --yes, do not ask */
 	const char *for_user;     /* machine setup: --for-user */
@@ -56,6 +81,7 @@ typedef struct owsbx_args {
 	/* apparmor-profile: */
 	const char *program;      /* the program the profile names */
 	const char *profile_name; /* --name, else derived */
+	const owsbx_command *command; /* the table's entry for cmd; NULL for help and version */
 } owsbx_args;
 
 /*
@@ -66,6 +92,12 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err);
 void owsbx_args_free(owsbx_args *a);
 /* Splits a proxy address ("127.0.0.1:47800", "http://[::1]:47800/"); 0 or -1. */
 int owsbx_split_proxy(const char *s, char *host, size_t cap, int *port);
+/* Every command with its options, their meaning, the exit statuses and the environment. */
 void owsbx_usage(FILE *out);
+/*
+ * One topic: a command's name ("run", "machine sandbox status") or a group
+ * ("machine": its verbs); NULL for everything.  0, or -1 for an unknown topic.
+ */
+int owsbx_help(FILE *out, const char *topic);
 
 #endif

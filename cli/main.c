@@ -123,20 +123,52 @@ static int cmd_run(owsbx_args *a, ows_config *config)
 	return status;
 }
 
+/*
+ * The report verify prints: the proof, with "error" when the session was
+ * refused; a session refused before any proof (bad input, a wall this machine
+ * cannot build) gets a report with no checks, so a refusal is never silent.
+ */
+static json_t *verify_report(const ows_policy *policy, const char *proof, int rc,
+			     const ows_error *err)
+{
+	json_t *j = proof ? json_loads(proof, 0, NULL) : NULL;
+	if (!j) {
+		char *pj = ows_policy_to_json(policy);
+		json_t *p = pj ? json_loads(pj, 0, NULL) : NULL;
+		ows_free(pj);
+		const char *provider = json_string_value(json_object_get(p, "provider"));
+		const char *network = json_string_value(json_object_get(p, "network"));
+		j = json_pack("{s:b, s:s*, s:s*, s:[]}", "passed", false, "provider", provider,
+			      "network", network, "checks");
+		json_decref(p);
+	}
+	if (j && rc < 0)
+		json_object_set_new(j, "error",
+				    json_pack("{s:i, s:s, s:s, s:s, s:s}", "code", rc, "name",
+					      ows_err_name(rc), "what",
+					      err->what[0] ? err->what : ows_strerror(rc), "where",
+					      err->where, "hint", err->hint));
+	return j;
+}
+
+static void print_report(const owsbx_args *a, const char *proof, int rc, const ows_error *err)
+{
+	json_t *j = verify_report(a->policy, proof, rc, err);
+	char *text = j ? json_dumps(j, a->json ? JSON_COMPACT : JSON_INDENT(2)) : NULL;
+	if (text || proof)
+		puts(text ? text : proof);
+	free(text);
+	json_decref(j);
+}
+
 static int cmd_verify(owsbx_args *a, ows_config *config)
 {
 	ows_error err;
 	ows_error_clear(&err);
-	char *report = NULL;
-	int rc = ows_verify(a->policy, config, &report, &err);
-	if (report) {
-		json_t *j = json_loads(report, 0, NULL);
-		char *pretty = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
-		puts(pretty ? pretty : report);
-		free(pretty);
-		json_decref(j);
-		ows_free(report);
-	}
+	char *proof = NULL;
+	int rc = ows_verify(a->policy, config, &proof, &err);
+	print_report(a, proof, rc, &err);
+	ows_free(proof);
 	if (rc < 0) {
 		print_error(&err);
 		return open_status(rc);
@@ -344,11 +376,8 @@ static int cmd_machine(owsbx_args *a, ows_config *config)
 		rc = ows_machine_remove(config, &so, &err);
 		if (rc == 0)
 			printf("Removed: the machine is as it was before setup.\n");
-	} else if (strcmp(v, "cleanup") == 0) {
+	} else { /* cleanup: the parser knows no other verb */
 		rc = ows_machine_cleanup(config, &err);
-	} else {
-		fprintf(stderr, "owsbx: unknown verb: %s\n", v);
-		return OWSBX_EXIT_USAGE;
 	}
 	if (rc < 0) {
 		print_error(&err);
@@ -461,16 +490,21 @@ int main(int argc, char **argv)
 	ows_error_clear(&err);
 	int rc = owsbx_parse(argc, argv, &a, &err);
 	if (rc != 0) {
+		/* verify's stdout is a report whatever happened, bad input included. */
+		if (a.cmd == OWSBX_CMD_VERIFY)
+			print_report(&a, NULL, err.code ? err.code : OWS_EINVAL, &err);
 		print_error(&err);
 		owsbx_args_free(&a);
 		return rc;
 	}
 	if (a.cmd == OWSBX_CMD_HELP) {
-		owsbx_usage(stdout);
-		return 0;
+		owsbx_help(stdout, a.help_topic);
+		owsbx_args_free(&a);
+		return fflush(stdout) == 0 ? 0 : 1;
 	}
 	if (a.cmd == OWSBX_CMD_VERSION) {
 		printf("owsbx %s\n", ows_version());
+		owsbx_args_free(&a);
 		return 0;
 	}
 	if (a.cmd == OWSBX_CMD_APPARMOR) {
@@ -484,7 +518,9 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	ows_config *config = NULL;
-	if (ows_config_load(a.config_path, &config, &err) < 0) {
+	if ((rc = ows_config_load(a.config_path, &config, &err)) < 0) {
+		if (a.cmd == OWSBX_CMD_VERIFY)
+			print_report(&a, NULL, rc, &err);
 		print_error(&err);
 		owsbx_args_free(&a);
 		return OWSBX_EXIT_USAGE;

@@ -3,7 +3,9 @@
  * the command line (read-write), runs one command in it, prints the proof
  * and the events, and passes the command's status on.
  *
- *   cc examples/run.c $(pkg-config --cflags --libs --static owsandbox)
+ *   cc examples/run.c $(pkg-config --cflags --libs owsandbox)          (libowsandbox.so)
+ *   cc examples/run.c $(pkg-config --cflags owsandbox) \
+ *      -Wl,-Bstatic $(pkg-config --libs --static owsandbox) -Wl,-Bdynamic   (linked in)
  *   ./a.out /home/me/project -- make test
  */
 #include <stdio.h>

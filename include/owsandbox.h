@@ -41,10 +41,18 @@ extern "C" {
 #define OWS_API __attribute__((visibility("default")))
 #endif
 
+/*
+ * The version, in one place: the Makefile reads these three lines for the
+ * shared library's file name and soname and the pkg-config file, and
+ * OWS_VERSION is spelled from them.  ows_version() is the library's own.
+ */
 #define OWS_VERSION_MAJOR 0
 #define OWS_VERSION_MINOR 2
 #define OWS_VERSION_PATCH 0
-#define OWS_VERSION "0.2.0"
+#define OWS__STR(x) #x
+#define OWS__XSTR(x) OWS__STR(x)
+#define OWS_VERSION                                                                       \
+	OWS__XSTR(OWS_VERSION_MAJOR) "." OWS__XSTR(OWS_VERSION_MINOR) "." OWS__XSTR(OWS_VERSION_PATCH)
 
 /* ------------------------------------------------------------------ errors */
 
@@ -94,6 +102,8 @@ OWS_API const char *ows_version(void);
  * path is given.  Per machine on purpose: a project cannot change it.  A
  * missing default file means built-in defaults; a missing explicit path, a
  * syntax error or an unknown key is OWS_ECONFIG naming the line.
+ * Every call below that takes a config reads a NULL one as the machine's:
+ * ows_config_load(NULL), loaded for the call (the CLI reads the same file).
  */
 typedef struct ows_config ows_config;
 
@@ -179,7 +189,9 @@ OWS_API int ows_policy_set_limit(ows_policy *policy, ows_limit which, uint64_t v
 /*
  * When the host runs as root, the account commands run as (a name or a
  * numeric uid).  Ignored otherwise.  Default: the account behind sudo
- * (SUDO_UID) if any, else "nobody".
+ * (SUDO_UID) if any, else the config's [landlock] root_runs_as ("nobody"
+ * unless set).  Session folders must be usable by that account: a refusal
+ * for one it cannot reach names the account and where it was chosen.
  */
 OWS_API int ows_policy_set_run_as(ows_policy *policy, const char *user, ows_error *err);
 /*

@@ -246,6 +246,36 @@ int ows__config_defaults(ows_config *c, ows_error *err)
 	return 0;
 }
 
+/*
+ * What a NULL config means to every call that takes one: the machine's, as
+ * ows_config_load(NULL) reads it (the file when present, else the built-in
+ * defaults), so a host and the CLI see the same settings.  Fills *c in place
+ * for callers that keep it on the stack; release it with ows__config_release().
+ */
+int ows__config_machine(ows_config *c, ows_error *err)
+{
+	memset(c, 0, sizeof(*c));
+	ows_config *loaded = NULL;
+	int rc = ows_config_load(NULL, &loaded, err);
+	if (rc < 0)
+		return rc;
+	*c = *loaded;
+	free(loaded); /* the struct only: *c owns what it held */
+	return 0;
+}
+
+int ows__config_or_machine(const ows_config *given, ows_config *machine, const ows_config **use,
+			   ows_error *err)
+{
+	memset(machine, 0, sizeof(*machine));
+	*use = given;
+	if (given)
+		return 0;
+	int rc = ows__config_machine(machine, err);
+	*use = rc == 0 ? machine : NULL;
+	return rc;
+}
+
 bool ows__name_is_safe(const char *s)
 {
 	if (!*s || strlen(s) > 31 || *s == '-')

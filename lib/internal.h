@@ -128,6 +128,15 @@ struct ows__cred_custom {
 
 /* Built-in defaults; never fails except for memory. */
 OWS__HIDDEN int ows__config_defaults(ows_config *config, ows_error *err);
+/* The machine's config (ows_config_load(NULL)), in place: what a NULL config means. */
+OWS__HIDDEN int ows__config_machine(ows_config *config, ows_error *err);
+/*
+ * For the public calls that take a config: *use is `given`, or when it is
+ * NULL the machine's, loaded into *machine.  Release *machine with
+ * ows__config_release() in either case (it is zeroed when not used).
+ */
+OWS__HIDDEN int ows__config_or_machine(const ows_config *given, ows_config *machine,
+				       const ows_config **use, ows_error *err);
 /* Frees what a config holds, not the struct itself. */
 OWS__HIDDEN void ows__config_release(ows_config *config);
 /* An account, group or table name: [A-Za-z0-9_-], not starting with '-', at most 31. */

@@ -125,7 +125,7 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 			const ows_session_options *opts, ows_session **out, char **proof,
 			ows_error *err)
 {
-	ows_config defaults;
+	ows_config defaults; /* a NULL config means the machine's */
 	int rc;
 
 	if (proof)
@@ -137,7 +137,7 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 		return ows__fail(err, OWS_EINVAL, 0, "ows_session_options.size",
 				 "call ows_session_options_init() first", "options struct too small");
 	if (!config) {
-		if ((rc = ows__config_defaults(&defaults, err)) < 0)
+		if ((rc = ows__config_machine(&defaults, err)) < 0)
 			return rc;
 		config = &defaults;
 	}

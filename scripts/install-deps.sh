@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs the Debian packages owsandbox needs to build, test and benchmark.
 # Run as root on Debian 12 or later.  qemu, busybox-static, kmod and cpio boot the other
-# kernels of the matrix (scripts/kernel-vm.sh).  python3-pytest runs test/python; venv,
-# setuptools, wheel and wheel-whl let its install test pip-install the package offline.
+# kernels of the matrix (scripts/kernel-vm.sh); man-db and groff-base render owsbx.1
+# (test/sh/help.sh).  python3-pytest runs test/python; venv, setuptools, wheel and
+# wheel-whl let its install test pip-install the package offline.
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root: sudo $0" >&2
@@ -19,4 +20,5 @@ apt-get install -y -q --no-install-recommends \
 	netcat-openbsd clang libclang-rt-14-dev \
 	bubblewrap firejail hyperfine tinyproxy \
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev \
-	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file
+	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file \
+	man-db groff-base

@@ -491,8 +491,8 @@ bool ows__account_ready(const ows_config *config, char *why, size_t why_len)
 	ows_error_clear(&e);
 	struct ows__machine m;
 	if (!config) {
-		if (ows__config_defaults(&defaults, NULL) < 0) {
-			snprintf(why, why_len, "out of memory");
+		if (ows__config_machine(&defaults, &e) < 0) {
+			snprintf(why, why_len, "%s: %s", e.what, e.where);
 			return false;
 		}
 		config = &defaults;

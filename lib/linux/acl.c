@@ -636,8 +636,8 @@ static char *clean_copy(const char *p, ows_error *err)
 	return s;
 }
 
-int ows_acl_grant(const ows_config *c, const char *session_id, const char *account,
-		  const char *path_in, ows_access access, const char *home_in, ows_error *err)
+static int acl_grant(const ows_config *c, const char *session_id, const char *account,
+		     const char *path_in, ows_access access, const char *home_in, ows_error *err)
 {
 	if (!c)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "config is NULL");
@@ -752,8 +752,8 @@ out:
 	return rc;
 }
 
-int ows_acl_revoke(const ows_config *c, const char *session_id, const char *account,
-		   const char *path_in, ows_error *err)
+static int acl_revoke(const ows_config *c, const char *session_id, const char *account,
+		      const char *path_in, ows_error *err)
 {
 	if (!c)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "config is NULL");
@@ -884,7 +884,7 @@ static int cleanup_dir(int dirfd, const char *dirpath, uid_t uid, const char *ho
 	return rc < 0 ? rc : total;
 }
 
-int ows_machine_cleanup(const ows_config *c, ows_error *err)
+static int machine_cleanup(const ows_config *c, ows_error *err)
 {
 	if (!c)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "config is NULL");
@@ -958,4 +958,42 @@ int ows_machine_cleanup(const ows_config *c, ows_error *err)
 	closedir(d);
 	free(top);
 	return rc < 0 ? rc : total;
+}
+
+/* ----------------------------------------- the public calls: a NULL config */
+
+/* A NULL config is the machine's (ows_config_load(NULL)), as the header says. */
+int ows_acl_grant(const ows_config *c, const char *session_id, const char *account,
+		  const char *path_in, ows_access access, const char *home_in, ows_error *err)
+{
+	ows_config machine;
+	const ows_config *use;
+	int rc = ows__config_or_machine(c, &machine, &use, err);
+	if (rc == 0)
+		rc = acl_grant(use, session_id, account, path_in, access, home_in, err);
+	ows__config_release(&machine);
+	return rc;
+}
+
+int ows_acl_revoke(const ows_config *c, const char *session_id, const char *account,
+		   const char *path_in, ows_error *err)
+{
+	ows_config machine;
+	const ows_config *use;
+	int rc = ows__config_or_machine(c, &machine, &use, err);
+	if (rc == 0)
+		rc = acl_revoke(use, session_id, account, path_in, err);
+	ows__config_release(&machine);
+	return rc;
+}
+
+int ows_machine_cleanup(const ows_config *c, ows_error *err)
+{
+	ows_config machine;
+	const ows_config *use;
+	int rc = ows__config_or_machine(c, &machine, &use, err);
+	if (rc == 0)
+		rc = machine_cleanup(use, err);
+	ows__config_release(&machine);
+	return rc;
 }

@@ -415,7 +415,7 @@ int ows_catalog_json(const ows_config *config, char **out, ows_error *err)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "out is NULL");
 	*out = NULL;
 	if (!config) {
-		if ((rc = ows__config_defaults(&defaults, err)) < 0)
+		if ((rc = ows__config_machine(&defaults, err)) < 0)
 			return rc;
 	}
 	const ows_config *c = config ? config : &defaults;

@@ -325,7 +325,7 @@ static int run_steps(mctx *m)
 
 /* ---------------------------------------------------------------- plan */
 
-int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **plan, ows_error *err)
+static int machine_plan(const ows_config *c, const ows_setup_options *o, char **plan, ows_error *err)
 {
 	if (!plan)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "plan_json is NULL");
@@ -359,7 +359,7 @@ int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **pla
 
 /* --------------------------------------------------------------- setup */
 
-int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error *err)
+static int machine_setup(const ows_config *c, const ows_setup_options *o, ows_error *err)
 {
 	mctx m;
 	int rc = ctx_init(&m, c, o, true, err);
@@ -446,7 +446,7 @@ static void status_dir(rows *r, int i, const scope *sc, const char *gname, const
 		row(r, it->row, "ok", fix, "%s %04o root:%s", s.path, it->mode, gname);
 }
 
-int ows_machine_status(const ows_config *c, char **status, ows_error *err)
+static int machine_status(const ows_config *c, char **status, ows_error *err)
 {
 	if (!status)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "status_json is NULL");
@@ -597,7 +597,7 @@ int ows_machine_status(const ows_config *c, char **status, ows_error *err)
 
 /* -------------------------------------------------------------- remove */
 
-int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_error *err)
+static int machine_remove(const ows_config *c, const ows_setup_options *o, ows_error *err)
 {
 	mctx m;
 	int rc = ctx_init(&m, c, o, true, err);
@@ -773,5 +773,52 @@ int ows__machine_check(const ows_config *c, struct ows__machine *out, ows_error 
 	rc = 0;
 out:
 	json_decref(rec);
+	return rc;
+}
+
+/* ----------------------------------------- the public calls: a NULL config */
+
+/* A NULL config is the machine's (ows_config_load(NULL)), as the header says. */
+int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **plan, ows_error *err)
+{
+	ows_config machine;
+	const ows_config *use;
+	int rc = ows__config_or_machine(c, &machine, &use, err);
+	if (rc == 0)
+		rc = machine_plan(use, o, plan, err);
+	ows__config_release(&machine);
+	return rc;
+}
+
+int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error *err)
+{
+	ows_config machine;
+	const ows_config *use;
+	int rc = ows__config_or_machine(c, &machine, &use, err);
+	if (rc == 0)
+		rc = machine_setup(use, o, err);
+	ows__config_release(&machine);
+	return rc;
+}
+
+int ows_machine_status(const ows_config *c, char **status, ows_error *err)
+{
+	ows_config machine;
+	const ows_config *use;
+	int rc = ows__config_or_machine(c, &machine, &use, err);
+	if (rc == 0)
+		rc = machine_status(use, status, err);
+	ows__config_release(&machine);
+	return rc;
+}
+
+int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_error *err)
+{
+	ows_config machine;
+	const ows_config *use;
+	int rc = ows__config_or_machine(c, &machine, &use, err);
+	if (rc == 0)
+		rc = machine_remove(use, o, err);
+	ows__config_release(&machine);
 	return rc;
 }

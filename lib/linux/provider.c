@@ -208,7 +208,7 @@ static void add_landlock_rows(json_t *caps, enum wall w, int abi, bool unscoped_
 		    "with cgroup.kill");
 }
 
-int ows_report_json(const ows_config *config, char **out, ows_error *err)
+static int report_json(const ows_config *config, char **out, ows_error *err)
 {
 	if (!out)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "out is NULL");
@@ -284,4 +284,18 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	*out = root ? json_dumps(root, JSON_COMPACT) : NULL;
 	json_decref(root);
 	return *out ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+}
+
+/* ----------------------------------------- the public calls: a NULL config */
+
+/* A NULL config is the machine's (ows_config_load(NULL)), as the header says. */
+int ows_report_json(const ows_config *config, char **out, ows_error *err)
+{
+	ows_config machine;
+	const ows_config *use;
+	int rc = ows__config_or_machine(config, &machine, &use, err);
+	if (rc == 0)
+		rc = report_json(use, out, err);
+	ows__config_release(&machine);
+	return rc;
 }

@@ -62,6 +62,9 @@ struct landlock_impl {
 	ows__guard_list guard;  /* what git runs in the read-write folders, until clone */
 	ows__strv masks;        /* what the view covers empty (mask.c), until clone */
 	ows__cgroup cgroup;     /* the limits, in the person's delegated cgroup; or none */
+	/* A root host: who commands run as and what chose it, for a refusal to name. */
+	char run_as[64];
+	const char *run_as_from;
 };
 
 static const char *keep(struct landlock_impl *li, const char *s, ows_error *err)
@@ -87,12 +90,18 @@ static int plan_identity(struct ows__plan *p, const ows_policy *policy, const ow
 		const char *who = policy->run_as ? policy->run_as : NULL;
 		char sudo[32];
 		const char *sudo_uid = getenv("SUDO_UID");
+		li->run_as_from = "the policy's run_as";
 		if (!who && sudo_uid && *sudo_uid && strcmp(sudo_uid, "0") != 0) {
 			snprintf(sudo, sizeof(sudo), "%s", sudo_uid);
 			who = sudo;
+			li->run_as_from = "SUDO_UID, the account behind sudo";
 		}
-		if (!who)
+		if (!who) {
 			who = config->root_runs_as ? config->root_runs_as : "nobody";
+			li->run_as_from = config->path && config->path[0]
+						  ? "the config's root_runs_as"
+						  : "the default; no machine config sets root_runs_as";
+		}
 		char *end;
 		unsigned long n = strtoul(who, &end, 10);
 		int r = (*who && !*end) ? getpwuid_r((uid_t)n, &pw, buf, sizeof(buf), &res)
@@ -105,6 +114,7 @@ static int plan_identity(struct ows__plan *p, const ows_policy *policy, const ow
 			return ows__fail(err, OWS_EINVAL, 0, who,
 					 "name an unprivileged account with run_as",
 					 "commands never run as root");
+		snprintf(li->run_as, sizeof(li->run_as), "%s", res->pw_name);
 		p->uid = res->pw_uid;
 		p->gid = res->pw_gid;
 		/* Only the primary group: nothing is read through a supplementary one. */
@@ -391,6 +401,31 @@ static int clone_init(struct ows__plan *p, struct landlock_impl *li, ows_error *
 	return 0;
 }
 
+/*
+ * A root host's session folder failed its proof: the cause is most often the
+ * account commands run as (nobody by default), which the folder does not let
+ * in.  Say who that is, what chose it, and how to choose another.
+ */
+static void name_root_host_account(const struct landlock_impl *li, const struct ows__plan *p,
+				   const ows_config *config, ows_error *err)
+{
+	if (!err || p->userns || !li->run_as[0] ||
+	    (strncmp(err->where, "read-write ", 11) != 0 && strncmp(err->where, "read-only ", 10) != 0))
+		return;
+	char what[sizeof(err->what)];
+	snprintf(what, sizeof(what), "%s", err->what);
+	const char *path = ows_config_path(config);
+	/* Cut to fit if need be: the account and the fix matter more than the tail. */
+	if (snprintf(err->what, sizeof(err->what),
+		     "%s: under a root host commands run as %s (uid %u, from %s), which cannot use "
+		     "this folder", what, li->run_as, (unsigned)p->uid, li->run_as_from) < 0)
+		return;
+	snprintf(err->hint, sizeof(err->hint),
+		 "let %s use the folder, or choose the account: run_as in the policy (owsbx run "
+		 "--run-as NAME) or root_runs_as under [landlock] in %s", li->run_as,
+		 path[0] ? path : OWS_CONFIG_DEFAULT_PATH);
+}
+
 static int landlock_open(ows_session *s, const ows_policy *policy, const ows_config *config,
 			 ows_error *err)
 {
@@ -487,6 +522,8 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		goto fail;
 	rc = ows__ctl_receive_proof(s, &li->ctl, "landlock", err);
 	probes_close(&pb);
+	if (rc == OWS_EVERIFY)
+		name_root_host_account(li, p, config, err);
 	/* A namespace without capabilities (Ubuntu's AppArmor restriction): say why, and the fix. */
 	if (rc == OWS_EUNSUPPORTED && err && ows__userns_step_of(err->where) != OWS__USERNS_OK) {
 		int step = ows__userns_step_of(err->where), e = err->sys_errno;

@@ -220,8 +220,8 @@ out:
 	return rc;
 }
 
-int ows_acl_grant(const ows_config *config, const char *session_id, const char *account,
-		  const char *path, ows_access access, const char *home_root, ows_error *err)
+static int acl_grant(const ows_config *config, const char *session_id, const char *account,
+		     const char *path, ows_access access, const char *home_root, ows_error *err)
 {
 	if (!config || !session_id || !account || !path || !home_root)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "an argument is NULL");
@@ -261,8 +261,8 @@ out:
 	return rc;
 }
 
-int ows_acl_revoke(const ows_config *config, const char *session_id, const char *account,
-		   const char *path, ows_error *err)
+static int acl_revoke(const ows_config *config, const char *session_id, const char *account,
+		      const char *path, ows_error *err)
 {
 	if (!config || !session_id || !account || !path)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "an argument is NULL");
@@ -297,12 +297,37 @@ out:
 	return rc;
 }
 
+/* A NULL config is the machine's (ows_config_load(NULL)), as the header says. */
+int ows_acl_grant(const ows_config *config, const char *session_id, const char *account,
+		  const char *path, ows_access access, const char *home_root, ows_error *err)
+{
+	ows_config machine;
+	const ows_config *use;
+	int rc = ows__config_or_machine(config, &machine, &use, err);
+	if (rc == 0)
+		rc = acl_grant(use, session_id, account, path, access, home_root, err);
+	ows__config_release(&machine);
+	return rc;
+}
+
+int ows_acl_revoke(const ows_config *config, const char *session_id, const char *account,
+		   const char *path, ows_error *err)
+{
+	ows_config machine;
+	const ows_config *use;
+	int rc = ows__config_or_machine(config, &machine, &use, err);
+	if (rc == 0)
+		rc = acl_revoke(use, session_id, account, path, err);
+	ows__config_release(&machine);
+	return rc;
+}
+
 int ows_machine_cleanup(const ows_config *config, ows_error *err)
 {
 	ows_config defaults;
 	int rc, revoked = 0;
 	if (!config) {
-		if ((rc = ows__config_defaults(&defaults, err)) < 0)
+		if ((rc = ows__config_machine(&defaults, err)) < 0)
 			return rc;
 		config = &defaults;
 	}

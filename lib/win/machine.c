@@ -639,8 +639,9 @@ int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **pla
 	if (!plan)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "plan is NULL");
 	if (!c) {
-		if (ows__config_defaults(&defaults, err) < 0)
-			return OWS_ENOMEM;
+		int crc = ows__config_machine(&defaults, err);
+		if (crc < 0)
+			return crc;
 		c = &defaults;
 	}
 	json_t *ch = json_array();
@@ -681,8 +682,9 @@ int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error
 	if (!ows__win_is_admin())
 		return need_admin(err);
 	if (!c) {
-		if (ows__config_defaults(&defaults, err) < 0)
-			return OWS_ENOMEM;
+		int crc = ows__config_machine(&defaults, err);
+		if (crc < 0)
+			return crc;
 		c = &defaults;
 	}
 	mctx m = {.c = c, .err = err};
@@ -736,8 +738,9 @@ int ows_machine_status(const ows_config *c, char **status, ows_error *err)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "status is NULL");
 	*status = NULL;
 	if (!c) {
-		if (ows__config_defaults(&defaults, err) < 0)
-			return OWS_ENOMEM;
+		int crc = ows__config_machine(&defaults, err);
+		if (crc < 0)
+			return crc;
 		c = &defaults;
 	}
 	json_t *rows = json_array(), *rec = NULL;
@@ -908,8 +911,9 @@ int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_erro
 	if (!ows__win_is_admin())
 		return need_admin(err);
 	if (!c) {
-		if (ows__config_defaults(&defaults, err) < 0)
-			return OWS_ENOMEM;
+		int crc = ows__config_machine(&defaults, err);
+		if (crc < 0)
+			return crc;
 		c = &defaults;
 	}
 	json_t *rec = NULL;

@@ -1,8 +1,10 @@
 #!/bin/bash
 # shellcheck disable=SC2016 # single-quoted programs run in a shell of their own
-# make install into a DESTDIR: the library, the header, owsbx and a pkg-config
-# file that a host can build against; the example host built that way runs a
-# command behind the wall.  Everything lands under a temporary DESTDIR.
+# make install into a DESTDIR: the static and shared libraries (the shared one
+# by its version, with its soname and dev links), the header, owsbx, its man
+# page and a pkg-config file that a host can build against, statically or
+# not; the example host built either way runs a command behind the wall.
+# Everything lands under a temporary DESTDIR.
 . "$(dirname "$0")/../lib.sh"
 
 dest=$(mktemp -d /tmp/owstest-install.XXXXXX)
@@ -10,26 +12,53 @@ trap 'rm -rf "$dest"' EXIT
 prefix=/opt/owstest
 
 ok "make install succeeds" make -s -C "$OWSTEST_ROOT" install PREFIX=$prefix DESTDIR="$dest"
-for f in lib/libowsandbox.a include/owsandbox.h bin/owsbx lib/pkgconfig/owsandbox.pc; do
+hv() { sed -n "s/^#define OWS_VERSION_$1 \([0-9]*\)$/\1/p" "$OWSTEST_ROOT/include/owsandbox.h"; }
+version=$(hv MAJOR).$(hv MINOR).$(hv PATCH)
+if [ "$(hv MAJOR)" = 0 ]; then soname=libowsandbox.so.0.$(hv MINOR); else soname=libowsandbox.so.$(hv MAJOR); fi
+for f in lib/libowsandbox.a "lib/libowsandbox.so.$version" include/owsandbox.h bin/owsbx \
+	lib/pkgconfig/owsandbox.pc share/man/man1/owsbx.1; do
 	ok "installed $f" test -f "$dest$prefix/$f"
 done
 is "$(stat -c %a "$dest$prefix/bin/owsbx")" "755" "owsbx is executable"
+is "$(stat -c %a "$dest$prefix/share/man/man1/owsbx.1")" "644" "the man page is readable by all"
+is "$(readlink "$dest$prefix/lib/$soname")" "libowsandbox.so.$version" "the soname link $soname names the library"
+is "$(readlink "$dest$prefix/lib/libowsandbox.so")" "$soname" "the dev link libowsandbox.so names the soname"
+is "$(readelf -d "$dest$prefix/lib/libowsandbox.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" \
+	"$soname" "the installed library carries that soname"
+ok "the installed page is the source's" cmp -s "$dest$prefix/share/man/man1/owsbx.1" "$OWSTEST_ROOT/cli/owsbx.1"
 
 pc="$dest$prefix/lib/pkgconfig"
+is "$(PKG_CONFIG_PATH=$pc pkg-config --modversion owsandbox)" "$version" "pkg-config says the header's version"
 flags=$(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --cflags --libs --static owsandbox)
 like "$flags" "-lowsandbox" "pkg-config names the library"
 like "$flags" "-ljansson" "and its dependencies for static linking"
-ok "the example host builds against the installed files" \
-	cc -o "$dest/example" "$OWSTEST_ROOT/examples/run.c" $flags
+# Linked in: -Bstatic makes the linker take libowsandbox.a over the .so beside it.
+ok "the example host builds against the installed files, linked in" \
+	cc -o "$dest/example" "$OWSTEST_ROOT/examples/run.c" -Wl,-Bstatic $flags -Wl,-Bdynamic
 work=$(mktemp -d "$dest/work.XXXXXX")
 chmod 777 "$work" "$dest"
 out=$("$dest/example" "$work" -- /bin/sh -c 'echo inside > out; cat out' 2>/dev/null)
 like "$out" "inside" "and runs a command behind the wall"
 like "$out" '"passed":true' "after a proof that passed"
 ok "the command wrote into its read-write folder" test -f "$work/out"
+not_ok "the static host needs no libowsandbox.so" grep -q libowsandbox < <(readelf -d "$dest/example")
+
+# Linked dynamically: pkg-config without --static, the library found by its soname.
+dflags=$(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --cflags --libs owsandbox)
+unlike "$dflags" "-ljansson" "without --static pkg-config names the library alone"
+ok "the example host builds against the installed shared library" \
+	cc -o "$dest/example-so" "$OWSTEST_ROOT/examples/run.c" $dflags
+is "$(readelf -d "$dest/example-so" | sed -n 's/.*(NEEDED).*\[\(libowsandbox[^]]*\)\]/\1/p')" "$soname" \
+	"it needs libowsandbox by its soname"
+rm -f "$work/out"
+out=$(LD_LIBRARY_PATH="$dest$prefix/lib" "$dest/example-so" "$work" -- /bin/sh -c 'echo shared > out; cat out' 2>/dev/null)
+like "$out" "shared" "and runs a command behind the wall with the installed library"
+like "$out" '"passed":true' "after a proof that passed"
 
 make -s -C "$OWSTEST_ROOT" uninstall PREFIX=$prefix DESTDIR="$dest"
 not_ok "uninstall removes owsbx" test -e "$dest$prefix/bin/owsbx"
+left=$(find "$dest$prefix" -name 'libowsandbox*' -o -name 'owsbx.1' -o -name owsandbox.h -o -name owsandbox.pc)
+is "$left" "" "and the libraries, links, header, page and pkg-config file"
 
 # The AppArmor profile (scripts/apparmor.sh): Ubuntu 24.04 gives programs no profile names user
 # namespaces without capabilities. AppArmor before 4 has neither the `userns,` rule nor that

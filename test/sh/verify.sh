@@ -64,8 +64,27 @@ ok "and the file is there outside" test -e "$WEIRD/inside"
 sbx verify --net allowlist
 is "$SBX_RC" 0 "verify --net allowlist passes: the proxy is reachable and nothing else"
 like "$SBX_OUT" '"name": "proxy reachable on 127.0.0.1 port' "its proof reaches the session's proxy"
-sbx verify --rw "/nonexistent-$(rand_hex 3)"
+MISSING=/nonexistent-$(rand_hex 3)
+sbx verify --rw "$MISSING"
 is "$SBX_RC" 2 "verify with a missing folder is bad input (2)"
+# A refusal prints its report too: passed false, no checks, the error.
+REFUSED='
+import json, sys
+d = json.loads(sys.stdin.read())
+e = d.get("error") or {}
+print("passed=%s checks=%d name=%s where=%s" % (d.get("passed"), len(d.get("checks", [1])), e.get("name"), e.get("where")))
+'
+is "$("$PY" -c "$REFUSED" <<<"$SBX_OUT" 2>&1)" "passed=False checks=0 name=OWS_EINVAL where=$MISSING" \
+	"and prints a report saying so: passed false, the error and where" || diag "$(sbx_diag)"
+like "$SBX_ERR" "^owsbx: session folder does not exist" "the error is on stderr as well"
+# refused by the machine, not the input: the account provider where it is not set up
+printf '[sandbox]\nstate_dir = /nonexistent-owstest-%s\n' "$(rand_hex 3)" >"$TU_BIN_DIR/nosetup.ini"
+chmod 0644 "$TU_BIN_DIR/nosetup.ini"
+sbx verify --json --provider account --config "$TU_BIN_DIR/nosetup.ini"
+is "$SBX_RC" 70 "verify --provider account without setup: refused (70)"
+is "$(wc -l <<<"$SBX_OUT")" 1 "--json: the report on one line"
+is "$("$PY" -c "$REFUSED" <<<"$SBX_OUT" 2>&1 | cut -d' ' -f1-3)" "passed=False checks=0 name=OWS_ESETUP" \
+	"its report says why: OWS_ESETUP" || diag "$(sbx_diag)"
 
 sbx report
 is "$SBX_RC" 0 "report exits 0"

@@ -230,8 +230,8 @@ int main(void)
 		is_usage(rc, &err, "option needs a value", "--name", "apparmor-profile --name without one");
 		owsbx_args_free(&a);
 
-		char *versions[] = {"version", "--version"};
-		for (size_t i = 0; i < 2; i++) {
+		char *versions[] = {"version", "--version", "-V"};
+		for (size_t i = 0; i < 3; i++) {
 			rc = PARSE(&a, &err, versions[i]);
 			ok(rc == 0 && a.cmd == OWSBX_CMD_VERSION && !a.policy, "%s parses", versions[i]);
 			owsbx_args_free(&a);
@@ -240,17 +240,131 @@ int main(void)
 		for (size_t i = 0; i < 3; i++) {
 			rc = PARSE(&a, &err, helps[i]);
 			ok(rc == 0 && a.cmd == OWSBX_CMD_HELP && !a.policy, "%s parses", helps[i]);
+			is_str(a.help_topic, "", "%s: the whole help", helps[i]);
 			owsbx_args_free(&a);
 		}
 		rc = PARSE(&a, &err, "version", "--rw", d1);
-		is_usage(rc, &err, "option not valid here", "--rw", "version --rw");
+		is_usage(rc, &err, "unknown option", "--rw", "version --rw");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "version", "2");
+		is_usage(rc, &err, "unexpected argument", "2", "version with a word after it");
 		owsbx_args_free(&a);
 		rc = PARSE(&a, &err, "report", "--policy", pol);
-		is_usage(rc, &err, "option not valid here", "--policy", "report --policy");
+		is_usage(rc, &err, "unknown option", "--policy", "report --policy");
+		ok(strstr(err.hint, "owsbx help report") != NULL, "the hint names report's help (%s)",
+		   err.hint);
 		owsbx_args_free(&a);
-		rc = PARSE(&a, &err, "help", "run");
-		is_usage(rc, &err, "unexpected argument", "run", "help with a word after it");
+		rc = PARSE(&a, &err, "machine", "sandbox", "status", "--yes");
+		is_usage(rc, &err, "unknown option", "--yes", "status --yes (setup's and remove's)");
+		ok(strstr(err.hint, "owsbx help machine sandbox status") != NULL,
+		   "the hint names the verb's help (%s)", err.hint);
 		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "machine", "sandbox", "repair");
+		is_usage(rc, &err, "unknown verb", "repair", "machine sandbox repair");
+		owsbx_args_free(&a);
+	}
+
+	/* ------------------------------------------------------------------ help */
+	{
+		/* Every way to ask, and the topic each gives. */
+		struct { char *w[5]; const char *topic; } asks[] = {
+			{{"help", "run"}, "run"},
+			{{"run", "--help"}, "run"},
+			{{"run", "-h"}, "run"},
+			{{"run", "--rw", "/nonexistent-owstest", "--help"}, "run"},
+			{{"verify", "--help"}, "verify"},
+			{{"proxy", "--port", "1", "-h"}, "proxy"},
+			{{"connect", "--help"}, "connect"},
+			{{"apparmor-profile", "--help"}, "apparmor-profile"},
+			{{"help", "machine"}, "machine"},
+			{{"machine", "--help"}, "machine"},
+			{{"machine", "sandbox", "-h"}, "machine"},
+			{{"machine", "sandbox", "setup", "--help"}, "machine sandbox setup"},
+			{{"help", "machine", "sandbox", "status"}, "machine sandbox status"},
+			{{"version", "--help"}, "version"},
+			{{"help", "help"}, "help"},
+		};
+		for (size_t i = 0; i < sizeof(asks) / sizeof(*asks); i++) {
+			char *words[8] = {"owsbx"};
+			int n = 1;
+			for (int k = 0; asks[i].w[k]; k++)
+				words[n++] = asks[i].w[k];
+			ows_error_clear(&err);
+			rc = owsbx_parse(n, words, &a, &err);
+			ok(rc == 0 && a.cmd == OWSBX_CMD_HELP, "%s %s ...: help (rc %d, %s)", asks[i].w[0],
+			   asks[i].w[1], rc, err.what);
+			is_str(a.help_topic, asks[i].topic, "for %s", asks[i].topic);
+			is_int(owsbx_help(NULL, a.help_topic), 0, "a topic the help knows");
+			owsbx_args_free(&a);
+		}
+		rc = PARSE(&a, &err, "run", "--", "--help");
+		ok(rc == 0 && a.cmd == OWSBX_CMD_RUN && strcmp(a.argv[0], "--help") == 0,
+		   "run -- --help runs a command named --help");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "help", "rnu");
+		is_usage(rc, &err, "no such command", "rnu", "help on an unknown command");
+		owsbx_args_free(&a);
+		is_int(owsbx_help(NULL, "machine sandbox repair"), -1, "no help for a verb that is not");
+
+		/* Each option of each command's table parses there: the table is the parser's. */
+		for (const owsbx_command *c = owsbx_commands; c->name; c++) {
+			for (const owsbx_option *o = c->options; o->name; o++) {
+				char *words[16] = {"owsbx"};
+				int n = 1;
+				char name[64];
+				snprintf(name, sizeof(name), "%s", c->name);
+				for (char *w = strtok(name, " "); w; w = strtok(NULL, " "))
+					words[n++] = w;
+				words[n++] = (char *)o->name;
+				ows_error_clear(&err);
+				rc = owsbx_parse(n, words, &a, &err);
+				if (o->value)
+					is_str(err.what, "option needs a value", "%s %s without a value: "
+					       "known, and needs one", c->name, o->name);
+				else
+					ok(strstr(err.what, "unknown option") == NULL && c->cmd != OWSBX_CMD_HELP,
+					   "%s %s: known (%s)", c->name, o->name, err.what);
+				owsbx_args_free(&a);
+				if (o->alias) {
+					words[n - 1] = (char *)o->alias;
+					ows_error_clear(&err);
+					rc = owsbx_parse(n, words, &a, &err);
+					ok(strstr(err.what, "unknown option") == NULL, "%s %s: known too",
+					   c->name, o->alias);
+					owsbx_args_free(&a);
+				}
+			}
+		}
+		/* What the help prints: every command, every option with its meaning. */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+		owsbx_usage(mem);
+		fclose(mem);
+		int missing = 0;
+		for (const owsbx_command *c = owsbx_commands; c->name; c++) {
+			char line[128];
+			snprintf(line, sizeof(line), "\nowsbx %s%s%s\n", c->name, c->usage[0] ? " " : "",
+				 c->usage);
+			const char *at = strstr(text, line);
+			missing += !at;
+			/* each option of the command after it, its meaning beside it */
+			for (const owsbx_option *o = c->options; at && o->name; o++) {
+				snprintf(line, sizeof(line), "    %s%s%s%s%s", o->alias ? o->alias : "",
+					 o->alias ? ", " : "", o->name, o->value ? " " : "",
+					 o->value ? o->value : "");
+				const char *opt = strstr(at, line);
+				const char *help = opt ? opt + strlen(line) + strspn(opt + strlen(line), " \n") : "";
+				if (!opt || strncmp(help, o->help, strcspn(o->help, " ")) != 0) {
+					diag("not in the help as expected: %s %s", c->name, line);
+					missing++;
+				}
+			}
+		}
+		is_int(missing, 0, "the help names every command and its options, each with its meaning");
+		ok(strstr(text, "OWSBX_CONFIG") && strstr(text, "70") && strstr(text, "71"),
+		   "and the environment and exit statuses");
+		free(text);
 	}
 
 	/* ---------------------------------------------------------------- no command */
@@ -397,6 +511,16 @@ int main(void)
 			 "{\"network\":\"open\",\"folders\":[{\"path\":\"%s\",\"access\":\"rw\"}]}", d1);
 		is_str(policy_json(&a), want, "and builds the same policy");
 		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "run", "--run-as", "daemon", "--", "true");
+		is_int(rc, 0, "--run-as parses");
+		is_str(policy_json(&a), "{\"folders\":[],\"run_as\":\"daemon\"}", "run_as in the policy");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "run", "--json", "--", "true");
+		is_usage(rc, &err, "unknown option", "--json", "run --json (it has no JSON to print)");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "verify", "--events", "/tmp/ev");
+		is_usage(rc, &err, "unknown option", "--events", "verify --events (its session has none)");
+		owsbx_args_free(&a);
 		rc = PARSE(&a, &err, "verify", "--", "true");
 		is_usage(rc, &err, "unexpected argument", "true", "verify with a command");
 		owsbx_args_free(&a);
@@ -457,7 +581,7 @@ int main(void)
 		owsbx_args_free(&a);
 
 		char *valued[] = {"--rw", "--ro", "--net", "--allow-site", "--allow-sites-file",
-				  "--provider", "--policy", "--config", "--events", "--env"};
+				  "--provider", "--policy", "--config", "--events", "--env", "--run-as"};
 		for (size_t i = 0; i < sizeof(valued) / sizeof(*valued); i++) {
 			rc = PARSE(&a, &err, "run", valued[i]);
 			is_usage(rc, &err, "option needs a value", valued[i], valued[i]);

@@ -23,5 +23,9 @@ int main(void)
 	ows__fail(NULL, OWS_EINVAL, 0, NULL, NULL, "no struct");
 	ok(1, "a NULL error struct is fine");
 	is_str(ows_version(), OWS_VERSION, "version");
+	char want[32];
+	snprintf(want, sizeof(want), "%d.%d.%d", OWS_VERSION_MAJOR, OWS_VERSION_MINOR,
+		 OWS_VERSION_PATCH);
+	is_str(ows_version(), want, "the version is MAJOR.MINOR.PATCH of the header's macros");
 	return done_testing();
 }
