@@ -149,7 +149,9 @@ _results: List[Dict[str, Any]] = []
 def pytest_runtest_logreport(report: Any) -> None:
     if report.when == "call" or (report.when == "setup" and not report.passed):
         reason = ""
-        if report.skipped and isinstance(report.longrepr, tuple):
+        if getattr(report, "wasxfail", None):
+            reason = "expected to fail: " + report.wasxfail
+        elif report.skipped and isinstance(report.longrepr, tuple):
             reason = str(report.longrepr[2]).replace("Skipped: ", "")
         _results.append({"name": report.nodeid.split("::", 1)[-1], "outcome": report.outcome,
                          "reason": reason, "text": str(report.longrepr or "")})

@@ -9,7 +9,7 @@ import pytest
 
 import owsandbox
 from conftest import poll, procs_with
-from test_run import rendezvous
+from test_run import DAEMONS, rendezvous
 
 
 def test_concurrent_run_async(session: owsandbox.Session, folder: str) -> None:
@@ -48,6 +48,15 @@ def test_run_async_timeout_is_per_call(session: owsandbox.Session) -> None:
     slow, quick = asyncio.run(main())
     assert slow.timed_out and slow.returncode == 137 and slow.stdout == b"slow\n"
     assert quick.ok and not quick.timed_out and quick.text == "quick\n"
+
+
+def test_run_async_timeout_kills_a_double_forked_daemon(session: owsandbox.Session) -> None:
+    token = "owstest-daemon-" + secrets.token_hex(4)
+    r = asyncio.run(session.run_async(
+        ["sh", "-c", DAEMONS["double-fork"] % token + "echo forked; exec sleep 300"],
+        timeout=2))
+    assert r.timed_out and r.stdout == b"forked\n"
+    assert poll(lambda: not procs_with(token)), "the daemon outlived the call's timeout"
 
 
 def test_cancelled_task_kills_its_command(session: owsandbox.Session) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 import owsandbox
 from owsandbox import _native
-from conftest import open_session
+from conftest import open_session, poll
 
 
 def _closed(folder: str) -> owsandbox.Session:
@@ -56,8 +56,7 @@ def test_close_waits_for_a_call_in_another_thread(folder: str) -> None:
     t = threading.Thread(target=lambda: got.append(
         s.run(["sh", "-c", "sleep 1; echo done"], timeout=60)))
     t.start()
-    while not s._h.calls and t.is_alive():  # until the call is in flight
-        pass
+    assert poll(lambda: s._h.calls > 0 or not t.is_alive()), "the call never started"
     s.close()
     t.join()
     assert got and got[0].text == "done\n", "close cut a call in flight: %r" % got

@@ -9,11 +9,11 @@ A Python host for libowsandbox, with nothing but ctypes::
         print(r.returncode, r.text, r.blocked)
 
 The shared library is loaded on first use: OWSANDBOX_LIB names it, else the
-checkout's build tree (`make shared`), else the system's libowsandbox.so.0
+checkout's build tree (`make shared`), else the system's libowsandbox.so.0.2
 (`make install`).  Failures raise owsandbox.Error with what failed, where,
 and the one thing to do about it.
 """
-from ._native import ABI_MAJOR, Code, Error
+from ._native import SONAME, Code, Error
 from ._native import lib as _lib
 from ._session import BlockedSite, RunResult, Session, Site, SiteCheck
 
@@ -24,7 +24,7 @@ for _cls in (Session, RunResult, BlockedSite, SiteCheck, Site, Error, Code):
     _cls.__module__ = __name__
 del _cls
 __all__ = ["Session", "RunResult", "BlockedSite", "SiteCheck", "Site", "Error", "Code",
-           "library_path", "library_version", "ABI_MAJOR"]
+           "library_path", "library_version", "SONAME"]
 
 
 def library_path() -> str:

@@ -10,10 +10,13 @@ import os
 import threading
 from typing import Any, Callable, Dict, Optional
 
-# The ABI this package is written for: the soname's number and the header's
-# version (include/owsandbox.h).
-ABI_MAJOR = 0
+# The header this package is written for (include/owsandbox.h), and so the
+# soname of its ABI: libowsandbox.so.0.MINOR before 1.0 (each 0.x minor may
+# change the ABI), libowsandbox.so.MAJOR from 1.0 on.
 HEADER_VERSION = "0.2.0"
+ABI_MAJOR, ABI_MINOR = 0, 2
+SONAME = "libowsandbox.so.%d.%d" % (ABI_MAJOR, ABI_MINOR) if ABI_MAJOR == 0 \
+    else "libowsandbox.so.%d" % ABI_MAJOR
 
 
 class Code(enum.IntEnum):
@@ -182,6 +185,18 @@ class Library:
             fn.argtypes = argtypes
             self._fns[name] = fn
         self.version: str = self.fn("ows_version")().decode()
+        self._check_abi()
+
+    def _check_abi(self) -> None:
+        """Refuses a library of another ABI: its structs may be laid out
+        otherwise, and a call through them could crash the interpreter."""
+        try:
+            major, minor = (int(x) for x in self.version.split(".")[:2])
+        except ValueError:
+            major, minor = -1, -1
+        if major != ABI_MAJOR or (major == 0 and minor != ABI_MINOR):
+            raise OSError("libowsandbox %s is not the ABI this package is written for (%s)"
+                          % (self.version, HEADER_VERSION))
 
     def has(self, name: str) -> bool:
         return name in self._fns
@@ -208,11 +223,12 @@ def _candidates() -> "list[str]":
         built = os.path.join(root, "libowsandbox.so")
         if os.path.isfile(built):
             found.append(built)
-    # The system's, by soname (make install; ldconfig's cache).
+    # The system's (make install): this ABI's soname, else whichever
+    # ldconfig knows (refused below if its ABI is another).
+    found.append(SONAME)
     system = ctypes.util.find_library("owsandbox")
-    if system:
+    if system and system != SONAME:
         found.append(system)
-    found.append("libowsandbox.so.%d" % ABI_MAJOR)
     return found
 
 
@@ -222,7 +238,7 @@ _loaded: Optional[Library] = None
 
 def lib() -> Library:
     """The library, loaded on first use: OWSANDBOX_LIB, else the build tree,
-    else the system's libowsandbox.so.N."""
+    else the system's (SONAME, else what ctypes.util.find_library finds)."""
     global _loaded
     with _lock:
         if _loaded is None:

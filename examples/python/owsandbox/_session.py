@@ -450,10 +450,9 @@ class Session:
                 for d in json.loads(take_string(out) or "[]")]
 
     def _call(self, name: str, where: str, *args: Any) -> int:
-        fn = lib().fn(name)
         err = _Err()
         with self._h.use(where) as ptr:
-            rc = fn(ptr, *args, ctypes.byref(err))
+            rc = lib().fn(name)(ptr, *args, ctypes.byref(err))
         return check(rc, err)
 
 
