@@ -6,6 +6,7 @@
 # four threads at once on one session.  Nothing of the session is left afterwards.
 . "$(dirname "$0")/../lib.sh"
 . "$OWSTEST_DIR/user.sh"
+. "$OWSTEST_DIR/relay.sh"
 command -v cc >/dev/null || skip_all "no C compiler"
 [ -f "$OWSTEST_ROOT/libowsandbox.a" ] || skip_all "build first (make)"
 owstest_user_setup
@@ -15,30 +16,14 @@ cc -std=c11 -O2 -D_GNU_SOURCE -I"$OWSTEST_ROOT/include" -I"$OWSTEST_ROOT/test/un
 	-ljansson -linih -lmbedcrypto -lpthread || bail_out "cannot build run_host"
 chmod 0755 "$TU_BIN_DIR/run_host"
 
-# relay FILE: the host's TAP lines as this file's (its numbering and plan are its own).
-relay() {
-	local line planned="" ran=0 desc
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*"# SKIP "*) skip "${line#*# SKIP }"; ran=$((ran + 1)) ;;
-		"ok "*) desc=${line#ok }; pass "${desc#* - }"; ran=$((ran + 1)) ;;
-		"not ok "*) desc=${line#not ok }; fail "${desc#* - }"; ran=$((ran + 1)) ;;
-		"1.."*) planned=${line#1..} ;;
-		"Bail out!"*) fail "the host: $line" ;;
-		"#"*) printf '%s\n' "$line" ;;
-		esac
-	done <"$1"
-	is "$planned" "$ran" "the host ran its whole plan"
-}
-
 # OWSTEST_RUN_TESTS: only these of the host's tests (run_host.c's names), for debugging.
 # shellcheck disable=SC2086 # the list of names, split on purpose
 AS_USER_TIMEOUT=150 AS_USER_CWD=$TU_WORK as_user "$TU_BIN_DIR/run_host" landlock "$TU_WORK" - \
 	${OWSTEST_RUN_TESTS:-} \
 	</dev/null >"$TU_TMP/host.tap" 2>"$TU_TMP/host.err"
 rc=$?
-relay "$TU_TMP/host.tap"
-is "$rc" 0 "the host exits 0 (not killed by SIGPIPE, no test failed)" ||
-	diag "$(tail -5 "$TU_TMP/host.err")"
+relay_tap "$TU_TMP/host.tap" pass fail skip
+is "$rc" 0 "the host exits 0 (not killed by SIGPIPE, no test failed)"
+[ "$rc" = 0 ] || diag "$(tail -5 "$TU_TMP/host.err")"
 owstest_check_clean "the run calls"
 done_testing
