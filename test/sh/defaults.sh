@@ -23,6 +23,7 @@ ROOT_ENV=(PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 HOME=/root USER=root LO
 SCR=$(mktemp -d /tmp/owstest-defaults.XXXXXX)
 owstest_remove_at_exit "$SCR"
 chmod 0711 "$SCR"
+mkdir "$SCR/ov"
 
 # with_config TEXT CMD...: CMD as root (no SUDO_UID), in a mount namespace whose
 # /etc/owsandbox/config.ini holds TEXT (an overlay of /etc on a tmpfs); TEXT empty: none.
@@ -33,9 +34,9 @@ with_config() {
 		unshare -m --propagation private -- /bin/sh -c '
 		set -e
 		if [ -n "$OWSTEST_TEXT" ]; then
-			mount -t tmpfs owstest "$OWSTEST_SCR"
-			mkdir "$OWSTEST_SCR/u" "$OWSTEST_SCR/w"
-			mount -t overlay owstest -o "lowerdir=/etc,upperdir=$OWSTEST_SCR/u,workdir=$OWSTEST_SCR/w" /etc
+			mount -t tmpfs owstest "$OWSTEST_SCR/ov"
+			mkdir "$OWSTEST_SCR/ov/u" "$OWSTEST_SCR/ov/w"
+			mount -t overlay owstest -o "lowerdir=/etc,upperdir=$OWSTEST_SCR/ov/u,workdir=$OWSTEST_SCR/ov/w" /etc
 			mkdir -p /etc/owsandbox
 			printf "%s\n" "$OWSTEST_TEXT" >/etc/owsandbox/config.ini
 		fi
@@ -61,6 +62,35 @@ is "$(uid_of "$out")" "$TU_UID" "a host with a NULL config follows the machine's
 	diag "$out" "$(cat "$SCR/err")"
 out=$(with_config "$CFG" "$OWSTEST_ROOT/owsbx" run -- /usr/bin/id -u 2>"$SCR/err")
 is "$(uid_of "$out")" "$TU_UID" "and owsbx, reading the same file, agrees" || diag "$out" "$(cat "$SCR/err")"
+# The other calls that take a config: the report says which file it read, the catalog
+# what that file shares.
+cat >"$SCR/calls.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <owsandbox.h>
+int main(void)
+{
+	char *report = NULL, *catalog = NULL;
+	if (ows_report_json(NULL, &report, NULL) < 0 || ows_catalog_json(NULL, &catalog, NULL) < 0)
+		return 1;
+	const char *cfg = strstr(report, "\"config\":");
+	const char *ssh = strstr(catalog, "\"name\":\"ssh\"");
+	const char *shared = ssh ? strstr(ssh, "\"shared\":") : NULL;
+	printf("%.*s %.*s\n", cfg ? (int)strcspn(cfg, ",}") : 0, cfg ? cfg : "",
+	       shared ? (int)strcspn(shared, ",}") : 0, shared ? shared : "");
+	ows_free(report);
+	ows_free(catalog);
+	return 0;
+}
+C
+cc -std=c11 -I"$OWSTEST_ROOT/include" -o "$SCR/calls" "$SCR/calls.c" "$OWSTEST_ROOT/libowsandbox.a" \
+	-ljansson -linih -lmbedcrypto || bail_out "cannot build the test's host"
+is "$(with_config "" "$SCR/calls" 2>&1)" '"config":"" "shared":false' \
+	"control: no machine config: report and catalog use the built-in defaults"
+is "$(with_config "$CFG
+[credentials]
+enable = ssh" "$SCR/calls" 2>&1)" '"config":"/etc/owsandbox/config.ini" "shared":true' \
+	"ows_report_json(NULL) and ows_catalog_json(NULL) read the machine's config"
 out=$(with_config "[sandbox]
 bogus = 1" "$HOST" -- /usr/bin/id -u 2>&1)
 like "$out" "unknown setting \[sandbox\] bogus" "a broken machine config refuses the host's session, naming it"
