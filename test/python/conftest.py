@@ -48,14 +48,15 @@ def folder(tmp_path: Any) -> Iterator[str]:
     shutil.rmtree(d, ignore_errors=True)
 
 
-def open_session(**policy: Any) -> owsandbox.Session:
+def open_session(events_path: Any = None, on_event: Any = None,
+                 **policy: Any) -> owsandbox.Session:
     """A session, or the test skipped with the library's reason where this
     kernel cannot enforce what it asks (OWS_EUNSUPPORTED)."""
     policy.setdefault("provider", "landlock")
     if os.geteuid() == 0:
         policy.setdefault("run_as", RUN_AS)
     try:
-        return owsandbox.Session(policy)
+        return owsandbox.Session(policy, events_path=events_path, on_event=on_event)
     except owsandbox.Error as e:
         if e.code == owsandbox.Code.EUNSUPPORTED:
             pytest.skip("this machine cannot enforce it: %s" % e)

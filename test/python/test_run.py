@@ -147,3 +147,26 @@ def test_four_threads_at_once_without_a_lock(session: owsandbox.Session,
         assert first.ok and first.text == "t%d\n" % i, \
             "the four calls did not run at once: %r" % first
         assert [r.text for r in rest] == ["%d.%d\n" % (i, j) for j in range(4)]
+
+
+def test_events_reach_the_host(folder: str, tmp_path: object) -> None:
+    import json
+    from conftest import open_session
+    seen: List[dict] = []
+    path = os.path.join(str(tmp_path), "events")
+    s = open_session(events_path=path, on_event=seen.append,
+                     folders=[{"path": folder, "access": "rw"}])
+    with s:
+        s.run(["true"], timeout=30)
+    kinds = [e.get("event") for e in seen]
+    assert kinds[0] == "open" and kinds[-1] == "close", kinds
+    assert "spawn" in kinds and "exit" in kinds
+    with open(path) as f:
+        assert [json.loads(line).get("event") for line in f] == kinds
+
+
+def test_a_config_that_is_not_there(folder: str) -> None:
+    with pytest.raises(owsandbox.Error) as e:
+        owsandbox.Session(folders=[{"path": folder, "access": "rw"}],
+                          config="/nonexistent/owstest-config.ini")
+    assert e.value.code == owsandbox.Code.ECONFIG and e.value.hint
