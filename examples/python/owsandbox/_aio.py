@@ -4,7 +4,12 @@ The loop waits on three descriptors: the process's own (ows_proc_fd, readable
 once it has exited) and the read ends of its stdout and stderr pipes; stdin
 is a pipe the loop writes the input into.  No thread, no polling.  When the
 command has exited, what it wrote is already in the pipes: that is drained,
-and nothing more is waited for (a daemon it left may hold the pipes open)."""
+and nothing more is waited for (a daemon it left may hold the pipes open).
+
+Why not ows_session_run in a thread: a task running it could not be
+cancelled (the thread holds no handle to kill), and each waiting call would
+hold a thread.  Here every call is a proc handle the task owns, so a timeout
+or a cancellation kills exactly its command."""
 from __future__ import annotations
 
 import asyncio
@@ -189,6 +194,8 @@ class _Call:
 
     def kill(self) -> None:
         """SIGKILL to the command and what it started; quiet when it is gone."""
+        if not self.proc.value:
+            return
         err = _Err()
         try:
             with self.h.use("Session.run_async") as _:
@@ -249,12 +256,11 @@ async def run_async(session: "Session", argv: Argv, timeout: Optional[float],
     call = _Call(session, asyncio.get_running_loop(), output_limit or _DEFAULT_LIMIT)
     try:
         call.start(args, envv, cwdb, data, timeout_ms)
-        try:
-            code = await call.exited
-        except asyncio.CancelledError:
-            call.kill()  # a cancelled task leaves nothing running
-            raise
+        code = await call.exited
         return call.result(args, code)
+    except BaseException:
+        call.kill()  # a cancelled task, or any failure, leaves nothing running
+        raise
     finally:
         call.cleanup()
 

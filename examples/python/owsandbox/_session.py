@@ -320,8 +320,8 @@ class Session:
         private folder and revokes what it granted.  Waits for calls in other
         threads to return first (give them timeouts); a second close does
         nothing; any later call raises Error (OWS_ESTATE)."""
+        _close_ptr(self._h, self._keep)  # raises before closing only from inside a call
         self._finalizer.detach()
-        _close_ptr(self._h, self._keep)
 
     @property
     def closed(self) -> bool:
