@@ -7,13 +7,12 @@ import asyncio
 import secrets
 import shutil
 import threading
-from typing import Dict
+from typing import Dict, Tuple
 
 import pytest
 
 import owsandbox
 from conftest import Web
-from test_run import rendezvous
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None,
                                 reason="needs curl (apt-get install curl)")
@@ -65,7 +64,8 @@ def test_check_site_outside_allowlist(session: owsandbox.Session) -> None:
         session.check_site("example.com", 0)
 
 
-def _blocked_pair(s: owsandbox.Session, folder: str, use_async: bool) -> Dict[str, owsandbox.RunResult]:
+def _blocked_pair(s: owsandbox.Session, use_async: bool) -> Tuple[str, owsandbox.RunResult,
+                                                                   owsandbox.RunResult]:
     """Two calls that overlap: one asks for an unlisted site while the other,
     quiet, waits until it has (so that the refusal falls in its time too)."""
     host = "owstest-blocked-%s.invalid" % secrets.token_hex(3)
@@ -73,7 +73,7 @@ def _blocked_pair(s: owsandbox.Session, folder: str, use_async: bool) -> Dict[st
             'curl -s -m 10 -o /dev/null http://%s/; touch done.loud' % host]
     quiet = ["sh", "-c", 'touch arrived.quiet; n=0; while [ ! -e done.loud ]; do '
              'n=$((n+1)); [ "$n" -gt 600 ] && exit 9; sleep 0.05; done; echo quiet']
-    out: Dict[str, owsandbox.RunResult] = {"host": host}  # type: ignore[dict-item]
+    out: Dict[str, owsandbox.RunResult] = {}
     if use_async:
         async def main() -> None:
             out["loud"], out["quiet"] = await asyncio.gather(
@@ -84,15 +84,13 @@ def _blocked_pair(s: owsandbox.Session, folder: str, use_async: bool) -> Dict[st
         t.start()
         out["quiet"] = s.run(quiet, timeout=60)
         t.join()
-    return out
+    return host, out["loud"], out["quiet"]
 
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["threads", "asyncio"])
-def test_blocked_sites_belong_to_the_call(allowlist: owsandbox.Session, folder: str,
-                                          use_async: bool) -> None:
-    out = _blocked_pair(allowlist, folder, use_async)
-    host = out["host"]
-    assert out["quiet"].ok and out["quiet"].text == "quiet\n", out["quiet"]
-    assert [b.host for b in out["loud"].blocked] == [host]  # type: ignore[union-attr]
-    assert out["quiet"].blocked == [], "a quiet call was told the other call's blocked site"
+def test_blocked_sites_belong_to_the_call(allowlist: owsandbox.Session, use_async: bool) -> None:
+    host, loud, quiet = _blocked_pair(allowlist, use_async)
+    assert quiet.ok and quiet.text == "quiet\n", quiet
+    assert [b.host for b in loud.blocked] == [host]
+    assert quiet.blocked == [], "a quiet call was told the other call's blocked site"
     assert host in [b.host for b in allowlist.blocked()]
