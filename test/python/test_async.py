@@ -101,3 +101,14 @@ def test_session_closed_under_a_waiting_task(folder: str) -> None:
         assert e.value.code == owsandbox.Code.ESTATE
     asyncio.run(main())
     assert s.closed
+
+
+def test_run_async_streams(session: owsandbox.Session) -> None:
+    seen = [b"", b"", b""]
+
+    def sink(stream: int, data: bytes) -> None:
+        seen[stream] += data
+    r = asyncio.run(session.run_async(["sh", "-c", "echo one; echo two >&2; echo three"],
+                                      on_output=sink, timeout=30))
+    assert seen[1] == r.stdout == b"one\nthree\n"
+    assert seen[2] == r.stderr == b"two\n"

@@ -16,7 +16,7 @@ import asyncio
 import ctypes
 import os
 import time
-from typing import TYPE_CHECKING, List, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, List, Mapping, Optional
 
 from ._native import STDIO_NULL, Code, Error, SpawnOptions, _Err, check, lib, take_string
 from ._session import (Argv, Input, RunResult, StrOrBytesPath, _argv, _blocked_list, _cwd,
@@ -30,10 +30,14 @@ _CHUNK = 65536
 
 
 class _Capture:
-    """One output stream: kept up to the limit, the rest read and dropped."""
+    """One output stream: kept up to the limit, the rest read and dropped;
+    all of it also handed to `sink` when there is one."""
 
-    def __init__(self, fd: int, limit: int) -> None:
+    def __init__(self, fd: int, limit: int, stream: int,
+                 sink: Optional[Callable[[int, bytes], None]]) -> None:
         self.fd = fd
+        self.stream = stream
+        self.sink = sink
         self.limit = limit
         self.buf = bytearray()
         self.truncated = False
@@ -50,6 +54,8 @@ class _Capture:
         if not data:
             self.eof = True
             return False
+        if self.sink is not None:
+            self.sink(self.stream, data)
         room = self.limit - len(self.buf)
         if len(data) > room:
             self.truncated = True
@@ -59,8 +65,10 @@ class _Capture:
 
 
 class _Call:
-    def __init__(self, session: "Session", loop: asyncio.AbstractEventLoop, limit: int) -> None:
+    def __init__(self, session: "Session", loop: asyncio.AbstractEventLoop, limit: int,
+                 sink: Optional[Callable[[int, bytes], None]]) -> None:
         self.h = session._h
+        self.sink = sink
         self.enforcement = session.enforcement
         self.loop = loop
         self.limit = limit
@@ -130,8 +138,8 @@ class _Call:
                             "Session.run_async", "close the session after its calls")
             self.h.waiters.add((self.loop, self.exited))
         self.loop.add_reader(self.proc_fd, self._on_exit)
-        for fd in outs:
-            cap = _Capture(fd, self.limit)
+        for stream, fd in enumerate(outs, 1):
+            cap = _Capture(fd, self.limit, stream, self.sink)
             self.caps.append(cap)
             self.loop.add_reader(fd, self._on_output, cap)
         if self.in_w >= 0:
@@ -248,12 +256,13 @@ class _Call:
 async def run_async(session: "Session", argv: Argv, timeout: Optional[float],
                     input: Optional[Input], cwd: Optional[StrOrBytesPath],
                     env: Optional[Mapping[StrOrBytesPath, StrOrBytesPath]],
-                    output_limit: Optional[int]) -> RunResult:
+                    output_limit: Optional[int],
+                    on_output: Optional[Callable[[int, bytes], None]]) -> RunResult:
     args, envv, cwdb = _argv(argv), _envv(env), _cwd(cwd)
     data, timeout_ms = _input_bytes(input), _timeout_ms(timeout)
     if output_limit is not None and output_limit <= 0:
         raise ValueError("output_limit must be a positive number of bytes")
-    call = _Call(session, asyncio.get_running_loop(), output_limit or _DEFAULT_LIMIT)
+    call = _Call(session, asyncio.get_running_loop(), output_limit or _DEFAULT_LIMIT, on_output)
     try:
         call.start(args, envv, cwdb, data, timeout_ms)
         code = await call.exited

@@ -404,13 +404,14 @@ class Session:
     async def run_async(self, argv: Argv, *, timeout: Optional[float] = None,
                         input: Optional[Input] = None, cwd: Optional[StrOrBytesPath] = None,
                         env: Optional[Mapping[StrOrBytesPath, StrOrBytesPath]] = None,
-                        output_limit: Optional[int] = None) -> RunResult:
+                        output_limit: Optional[int] = None,
+                        on_output: Optional[Callable[[int, bytes], None]] = None) -> RunResult:
         """run() for asyncio: the event loop waits on the process's
         descriptor (ows_proc_fd) and on its output pipes, with no thread.  A
         timeout kills the command (timed_out); cancelling the task kills it
-        too, before CancelledError goes on."""
+        too, before CancelledError goes on.  on_output is called on the loop."""
         from ._aio import run_async
-        return await run_async(self, argv, timeout, input, cwd, env, output_limit)
+        return await run_async(self, argv, timeout, input, cwd, env, output_limit, on_output)
 
     # -- sites
 
