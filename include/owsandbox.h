@@ -17,11 +17,16 @@
  *  - The library never prints, never exits and never changes process-wide
  *    state (rlimits, signal dispositions, the umask) behind the host's back.
  *  - A session is safe to use from several threads at once: spawns, runs and
- *    waits from different threads proceed in parallel.  A proc is used by one
- *    thread at a time, or locked around.  Policies and configs are plain
- *    values: build one per thread, or share one that no thread changes.
+ *    waits from different threads proceed in parallel (no lock is held across
+ *    a wait), and ows_session_close() may come from any thread while others
+ *    wait (their waits return).  A proc is used by one thread at a time, or
+ *    locked around.  Policies and configs are plain values: build one per
+ *    thread, or share one that no thread changes.
  *  - Misuse the type system lets through (NULL, a closed session, a freed
- *    proc's session closing) gets OWS_EINVAL or OWS_ESTATE, never a crash.
+ *    proc, a proc whose session closed) gets OWS_EINVAL or OWS_ESTATE, never
+ *    a crash: live handles are kept in a process-wide registry that every
+ *    call checks first.  (A stale pointer to an address the library has
+ *    since handed out again names that new handle: a host bug it cannot see.)
  *  - JSON in and out at the edges (policy, reports, status) so that a host
  *    in another language can use the library through its C ABI alone.
  */
@@ -216,7 +221,9 @@ OWS_API int ows_catalog_json(const ows_config *config, char **out, ows_error *er
 /*
  * Every session event (open, proof, spawn with its enforcement level, exit,
  * close) is one JSON object.  The callback gets it without a newline; the
- * line is borrowed for the duration of the call.
+ * line is borrowed for the duration of the call.  It is called on the thread
+ * whose call made the event, so on several threads at once when several use
+ * the session; it may call the library, but not close its own session.
  */
 typedef void (*ows_event_fn)(void *ctx, const char *json);
 
@@ -246,11 +253,15 @@ OWS_API int ows_session_open(const ows_policy *policy, const ows_config *config,
 /*
  * Ends every process of the session (daemons included), removes the
  * private folder and revokes what the session granted, then frees the
- * handle, also when an error is reported.  NULL is fine.
+ * handle, also when an error is reported.  NULL is fine (0); a session
+ * closed already gets OWS_ESTATE.  From any thread: calls already running on
+ * other threads end first (a wait returns with the command killed, 128+9),
+ * later ones get OWS_ESTATE.  Procs outlive it: ows_proc_wait() then tells
+ * each one's exit, and each still needs ows_proc_free().
  */
 OWS_API int ows_session_close(ows_session *session, ows_error *err);
 
-/* Borrowed, valid until close. */
+/* Borrowed, valid until close; "" for NULL or a closed session. */
 OWS_API const char *ows_session_id(const ows_session *session);
 OWS_API const char *ows_session_provider(const ows_session *session);
 /*
@@ -335,15 +346,20 @@ OWS_API int ows_session_spawn(ows_session *session, const char *const argv[],
 /*
  * Waits for the command to exit.  timeout_ms < 0 waits for ever; 0 polls.
  * Returns 1 and sets *exit_code (a signal N gives 128+N) when it has exited,
- * 0 when the timeout passed first, or a negative code.
+ * 0 when the timeout passed first, or a negative code.  After the session
+ * closed: 1 with the exit it had (128+9 when the close killed it).
  */
 OWS_API int ows_proc_wait(ows_proc *proc, int timeout_ms, int *exit_code, ows_error *err);
 OWS_API int ows_proc_kill(ows_proc *proc, int signo, ows_error *err);
 /*
  * A descriptor that becomes readable when the command has exited, for an
  * event loop (asyncio's add_reader, epoll, poll): then ows_proc_wait(proc,
- * 0, ...) returns 1 at once.  Borrowed: valid until ows_proc_free(); do not
- * close it or read from it.  -1 for NULL.
+ * 0, ...) returns 1 at once.  Borrowed: valid until ows_proc_free(), also
+ * after the session closed (it is readable then); do not close it or read
+ * from it.  The command need not be the host's child: under `landlock` and
+ * `account` it is one end of a channel from the sandbox's init, under
+ * `direct` a pidfd.  -1 for NULL or a freed proc, and on Windows, which
+ * has no such descriptor (wait in a thread there).
  */
 OWS_API int ows_proc_fd(const ows_proc *proc);
 /*
@@ -352,6 +368,11 @@ OWS_API int ows_proc_fd(const ows_proc *proc);
  * Caller frees *out.
  */
 OWS_API int ows_proc_blocked_json(ows_proc *proc, char **out, ows_error *err);
+/*
+ * Frees the handle; the command runs on until it exits or the session
+ * closes.  NULL and a proc freed already are ignored.  Not while another
+ * thread is in a call on the same proc.
+ */
 OWS_API void ows_proc_free(ows_proc *proc);
 
 /* --------------------------------------------------------------------- run */
@@ -366,11 +387,13 @@ typedef struct ows_run_options {
 	const char *const *env; /* as ows_spawn_options */
 	const void *input;      /* bytes written to the command's stdin, then closed; */
 	size_t input_len;       /*   NULL: stdin is /dev/null */
-	int timeout_ms;         /* <= 0: none; when it passes the command and all it
-				   started are killed and timed_out is set */
+	int timeout_ms;         /* <= 0: none; when it (or the session's wall_seconds)
+				   passes, the command's process group is killed, the
+				   daemons it double-forked too, and timed_out is set */
 	size_t output_limit;    /* bytes kept of each stream (0: 1 MiB); the rest is
 				   read and dropped, and *_truncated set */
-	ows_output_fn on_output; /* also streamed here; NULL for none */
+	ows_output_fn on_output; /* also streamed here, every byte, past the limit
+				    too; NULL for none */
 	void *output_ctx;
 } ows_run_options;
 
@@ -393,6 +416,13 @@ typedef struct ows_run_result {
 /*
  * Runs argv in the session and waits for it: output captured (and streamed
  * when asked), the per-call timeout applied.  Thread-safe on one session.
+ * The call ends at the command's exit and a short drain of its pipes (100
+ * ms, 2 s after a kill), not when every holder of the pipes has closed them:
+ * a background process it left runs on until the session closes, and what
+ * it writes later is not captured.  One that left the process group
+ * (setsid) outlives the timeout's kill too.  The host's signal dispositions
+ * and mask are left as they were (stdin is written with SIGPIPE blocked in
+ * the calling thread only).
  * A command that ran returns 0 whatever its exit code, and *out holds the
  * result (caller frees it with ows_run_result_free()); OWS_ESPAWN when it
  * could not start.  `opts` may be NULL.
@@ -409,6 +439,8 @@ OWS_API void ows_run_result_free(ows_run_result *result);
  *    "stdout_truncated": b, "stderr_truncated": b, "wall_ms": N,
  *    "blocked": [...], "enforcement": "..."}
  * Output that is not UTF-8 comes as "stdout_b64"/"stderr_b64" instead.
+ * "input" may hold NULs (\u0000); a NUL in argv, cwd or env, an unknown key
+ * or a wrong type is OWS_EINVAL naming the key.
  * On failure *response_json is {"error": {"code", "name", "what", "where", "hint"}}
  * and the return is the negative code.
  */

@@ -159,8 +159,17 @@ static int parse_line(ows__jstate *st, char *line, size_t *capg, size_t *capp, o
 {
 	char *f[8];
 	int n = 0;
-	for (char *tok = strtok(line, " "); tok && n < 8; tok = strtok(NULL, " "))
-		f[n++] = tok;
+	/* Split on spaces in place; not strtok, whose state is shared by every thread. */
+	for (char *s = line; *s && n < 8;) {
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		f[n++] = s;
+		s += strcspn(s, " ");
+		if (*s)
+			*s++ = '\0';
+	}
 	if (n == 2 && strcmp(f[0], "owsj1") == 0) {
 		st->has_header = parse_u32(f[1], &st->owner);
 		return 0;

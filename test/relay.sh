@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # test/relay.sh: a C test host's TAP lines (test/sh/run_host.c) counted as the sourcing
 # test file's own, through that file's helpers (test/lib.sh: pass fail skip;
 # test/account_lib.sh: ok not_ok skip).  The host's numbering and plan are its own.

@@ -350,7 +350,10 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	 * cannot revoke stays journaled for the next try and does not stop us.
 	 */
 	ows_machine_cleanup(config, NULL);
-	struct passwd *me = getpwuid(getuid());
+	struct passwd pwbuf, *me = NULL;
+	char pwstr[4096];
+	if (getpwuid_r(getuid(), &pwbuf, pwstr, sizeof(pwstr), &me) != 0)
+		me = NULL; /* reentrant: other threads of the host open sessions too */
 	if (me && me->pw_dir && (home = realpath(me->pw_dir, NULL)) && strcmp(home, "/") == 0) {
 		free(home);
 		home = NULL;

@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -31,7 +32,10 @@ static int direct_open(ows_session *s, const ows_policy *policy, const ows_confi
 		free(pv);
 		return rc;
 	}
-	struct passwd *pw = getpwuid(geteuid());
+	struct passwd pwbuf, *pw = NULL;
+	char pwstr[4096];
+	if (getpwuid_r(geteuid(), &pwbuf, pwstr, sizeof(pwstr), &pw) != 0)
+		pw = NULL; /* reentrant: other threads of the host open sessions too */
 	ows__strv paths = {0};
 	rc = ows__session_layout(s, policy, pv->dir, '/', pw ? pw->pw_name : NULL, "direct", &paths,
 				 err);
@@ -49,6 +53,39 @@ static int direct_open(ows_session *s, const ows_policy *policy, const ows_confi
 	s->enforcement = "none";
 	s->impl = pv;
 	return 0;
+}
+
+/*
+ * posix_spawnp would look in the host's PATH, and setting the session's in
+ * the host's environment races with every other thread: the session's PATH
+ * (from envp) is searched here instead.  An errno.
+ */
+static int spawn_in_path(pid_t *pid, const char *file, char *const envp[],
+			 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+			 char *const argv[])
+{
+	if (strchr(file, '/'))
+		return posix_spawn(pid, file, fa, attr, argv, envp);
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+	for (char *const *e = envp; *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0)
+			path = *e + 5;
+	int best = ENOENT;
+	for (const char *d = path;;) {
+		size_t n = strcspn(d, ":");
+		char buf[4096];
+		if (n + strlen(file) + 2 <= sizeof(buf)) {
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)(n ? n : 1), n ? d : ".", file);
+			if (access(buf, X_OK) == 0)
+				return posix_spawn(pid, buf, fa, attr, argv, envp);
+			if (errno == EACCES)
+				best = EACCES;
+		}
+		if (!d[n])
+			break;
+		d += n + 1;
+	}
+	return best;
 }
 
 static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
@@ -73,23 +110,8 @@ static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[]
 	sigemptyset(&none);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
-	/* posix_spawnp looks in the host's PATH; the session's is in envp. */
-	const char *path = NULL;
-	for (char *const *e = envp; *e; e++)
-		if (strncmp(*e, "PATH=", 5) == 0)
-			path = *e + 5;
-	char *saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
-	if (path)
-		setenv("PATH", path, 1);
 	pid_t pid;
-	int r = posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv, envp);
-	if (path) {
-		if (saved)
-			setenv("PATH", saved, 1);
-		else
-			unsetenv("PATH");
-	}
-	free(saved);
+	int r = spawn_in_path(&pid, argv[0], envp, &fa, &attr, (char *const *)argv);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (null >= 0)

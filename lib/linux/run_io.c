@@ -140,8 +140,11 @@ static void feed_stdin(struct run *r)
 	close_fd(&r->fd[IN]); /* all written, or not wanted: the command sees end of file */
 }
 
-/* One read of a stream into its sink; the pipe is closed at end of file or on an error. */
-static void drain_once(struct run *r, int which, char *buf)
+/*
+ * One read of a stream into its sink; the pipe is closed at end of file or on
+ * an error.  Whether anything was read.
+ */
+static bool drain_once(struct run *r, int which, char *buf)
 {
 	ssize_t n;
 	do
@@ -151,6 +154,22 @@ static void drain_once(struct run *r, int which, char *buf)
 		ows__sink_put(&r->io->sink[which - 1], buf, (size_t)n);
 	else if (n == 0 || errno != EAGAIN)
 		close_fd(&r->fd[which]);
+	return n > 0;
+}
+
+/*
+ * At the end of the drain, what is still in the pipes: all the command wrote
+ * before it exited is read, however slow the host's callback was meanwhile.
+ * Bounded by a pipe's largest size, so a daemon that keeps writing cannot
+ * hold the call.
+ */
+#define RUN_SWEEP_CHUNKS 16
+static void final_sweep(struct run *r, char *buf)
+{
+	for (int which = OUT; which <= ERR; which++)
+		for (int i = 0; i < RUN_SWEEP_CHUNKS && r->fd[which] >= 0; i++)
+			if (!drain_once(r, which, buf))
+				break;
 }
 
 /* Whether the command has exited (without waiting); negative when the session is gone. */
@@ -190,8 +209,12 @@ static int poll_timeout(const struct run *r, int64_t now)
 static int run_round(struct run *r, char *buf, ows_error *err)
 {
 	int64_t now = mono_ms();
-	if (r->exited && ((r->fd[OUT] < 0 && r->fd[ERR] < 0) || now >= r->drain_until))
+	if (r->exited && r->fd[OUT] < 0 && r->fd[ERR] < 0)
 		return 1;
+	if (r->exited && now >= r->drain_until) {
+		final_sweep(r, buf);
+		return 1;
+	}
 	if (!r->exited && !r->killed && r->deadline >= 0 && now >= r->deadline) {
 		r->io->timed_out = true;
 		int rc = kill_command(r, err);

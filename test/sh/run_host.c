@@ -29,6 +29,7 @@
 #include "tap.h"
 
 static ows_session *S;
+static ows_config *C; /* the one given, for the sessions the tests open of their own */
 
 static void sleep_ms(int ms)
 {
@@ -208,6 +209,14 @@ static void test_timeout(void)
 	   r ? (long long)r->wall_ms : -1LL);
 	ok(sleeps_gone("3600") && sleeps_gone("3601") && sleeps_gone("3602"),
 	   "the command and every process it started are gone, the double-forked daemons too");
+	ows_run_result_free(r);
+
+	/* One that leaves the process group holds the pipes past the kill: the call still ends. */
+	r = run(SH("setsid sleep 3604 & echo started; sleep 3600"), &o);
+	ok(r && r->timed_out && r->exit_code == 128 + SIGKILL && strcmp(r->out, "started\n") == 0,
+	   "a daemon that left the group (setsid) and holds the pipes: the call ends after the kill");
+	ok(sleeps_gone("3600") && count_sleeps("3604") == 1,
+	   "the command is gone; that daemon is not (it ends with the session)");
 	ows_run_result_free(r);
 }
 
@@ -398,6 +407,36 @@ static void test_threads(void)
 	is_int(good, 20, "4 threads at once on one session, 5 calls each: every result its own");
 }
 
+/* An allowlist session of its own: the call that was refused a site is told so, the next not. */
+static void test_blocked(void)
+{
+	ows_error e;
+	ows_error_clear(&e);
+	ows_policy *p = NULL;
+	ows_session *saved = S, *a = NULL;
+	if (ows_policy_new(&p, &e) < 0 || ows_policy_set_provider(p, ows_session_provider(S), &e) < 0 ||
+	    ows_policy_set_network(p, OWS_NET_ALLOWLIST, &e) < 0 ||
+	    ows_session_open(p, C, NULL, &a, &e) < 0) {
+		skip(3, "no allowlist session here: %s: %s", e.what, e.where);
+		ows_policy_free(p);
+		return;
+	}
+	ows_policy_free(p);
+	S = a;
+	ows_run_result *r = run(SH("curl -s -m 10 -o /dev/null -w '%{http_code}' "
+				   "http://owstest-refused.invalid/"), NULL);
+	ok(r && strcmp(r->out, "403") == 0, "an unlisted site is refused (%s)", r ? r->out : "");
+	ok(r && strstr(r->blocked_json, "\"owstest-refused.invalid\""),
+	   "the call that was refused is told the site (%s)", r ? r->blocked_json : "");
+	ows_run_result_free(r);
+	r = run(SH("true"), NULL);
+	ok(r && strcmp(r->blocked_json, "[]") == 0, "the next call, which asked for nothing, is told "
+						    "nothing (%s)", r ? r->blocked_json : "");
+	ows_run_result_free(r);
+	S = saved;
+	ows_session_close(a, NULL);
+}
+
 static double mono_ms(void)
 {
 	struct timespec ts;
@@ -459,14 +498,12 @@ int main(int argc, char **argv)
 	ows_error e;
 	ows_error_clear(&e);
 	ows_policy *p = NULL;
-	ows_config *c = NULL;
 	if (ows_policy_new(&p, &e) < 0 || ows_policy_set_provider(p, argv[1], &e) < 0 ||
 	    ows_policy_add_folder(p, argv[2], OWS_ACCESS_RW, &e) < 0 ||
-	    (argc > 3 && strcmp(argv[3], "-") != 0 && ows_config_load(argv[3], &c, &e) < 0) ||
-	    ows_session_open(p, c, NULL, &S, &e) < 0)
+	    (argc > 3 && strcmp(argv[3], "-") != 0 && ows_config_load(argv[3], &C, &e) < 0) ||
+	    ows_session_open(p, C, NULL, &S, &e) < 0)
 		bail_out("cannot open a %s session: %s: %s (%s)", argv[1], e.what, e.where, e.hint);
 	ows_policy_free(p);
-	ows_config_free(c);
 
 	static const struct {
 		const char *name;
@@ -476,7 +513,8 @@ int main(int argc, char **argv)
 		{"cap", test_cap},           {"stdin", test_stdin},
 		{"timeout", test_timeout},   {"daemon", test_daemon_outlives},
 		{"streaming", test_streaming}, {"json", test_json},
-		{"threads", test_threads},   {"latency", test_latency},
+		{"threads", test_threads},   {"blocked", test_blocked},
+		{"latency", test_latency},
 		{"misuse", test_misuse},
 	};
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
@@ -489,6 +527,8 @@ int main(int argc, char **argv)
 	test_signal_state(&mask);
 
 	ows_session_close(S, NULL);
-	ok(sleeps_gone("3603"), "the daemon a call left behind ends with the session");
+	ows_config_free(C);
+	ok(sleeps_gone("3603") && sleeps_gone("3604"),
+	   "the daemons calls left behind end with the session");
 	return done_testing();
 }

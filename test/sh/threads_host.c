@@ -266,7 +266,8 @@ static void test_proc_fd(ows_session *s)
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) != 0)
 		return;
-	const char *argv[] = {"/bin/sh", "-c", "read line; exit 3", NULL};
+	/* "sh" by name: found in the session's PATH, not the host's. */
+	const char *argv[] = {"sh", "-c", "read line; exit 3", NULL};
 	ows_proc *p = NULL;
 	ows_error e;
 	int rc = spawn(s, argv, pfd[0], &p, &e);

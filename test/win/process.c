@@ -1,7 +1,9 @@
 /*
  * Processes under Wine, for real: the session's job kills a whole process
  * tree when the session closes, spawn passes the exit code and exactly the
- * environment asked for (secrets absent), kill ends a command.
+ * environment asked for (secrets absent), kill ends a command.  One session
+ * used from several threads at once, a close while a thread waits, and the
+ * misuse the type system lets through (double close, use after close).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,85 @@ static int run(ows_session *s, const char *const *argv, const char *const *env)
 		ows_proc_wait(p, 20000, &code, NULL);
 	ows_proc_free(p);
 	return code;
+}
+
+struct worker {
+	ows_session *s;
+	int index;
+	int bad;
+};
+
+/* Each command exits with its own code, so that a wait told another's exit shows. */
+static DWORD WINAPI spawn_and_wait(void *arg)
+{
+	struct worker *w = arg;
+	for (int i = 0; i < 5; i++) {
+		char want[8];
+		snprintf(want, sizeof(want), "%d", w->index * 10 + i);
+		const char *argv[] = {self, "exit", want, NULL};
+		if (run(w->s, argv, NULL) != atoi(want))
+			w->bad++;
+	}
+	return 0;
+}
+
+struct waiter {
+	ows_proc *p;
+	int rc, code;
+};
+
+static DWORD WINAPI wait_for_ever(void *arg)
+{
+	struct waiter *w = arg;
+	w->rc = ows_proc_wait(w->p, -1, &w->code, NULL);
+	return 0;
+}
+
+static void threads_and_misuse(void)
+{
+	ows_error e = {0};
+	ows_session *s = open_direct(&e);
+	ok(s != NULL, "a second direct session opens (%s)", e.what);
+	if (!s)
+		return;
+	struct worker w[4];
+	HANDLE t[4];
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){.s = s, .index = i};
+		t[i] = CreateThread(NULL, 0, spawn_and_wait, &w[i], 0, NULL);
+	}
+	DWORD r = WaitForMultipleObjects(4, t, TRUE, 120000);
+	int bad = 0;
+	for (int i = 0; i < 4; i++) {
+		bad += w[i].bad;
+		CloseHandle(t[i]);
+	}
+	ok(r != WAIT_TIMEOUT && bad == 0, "4 threads spawn and wait in one session, each told its own exit code");
+
+	const char *sleeper[] = {self, "sleep", NULL};
+	ows_spawn_options o;
+	ows_spawn_options_init(&o);
+	o.stdio[0] = o.stdio[1] = o.stdio[2] = OWS_STDIO_NULL;
+	struct waiter wt = {0};
+	ows_session_spawn(s, sleeper, &o, &wt.p, NULL);
+	ok(wt.p && ows_proc_fd(wt.p) == -1, "ows_proc_fd is -1 on Windows: no descriptor to give");
+	HANDLE th = CreateThread(NULL, 0, wait_for_ever, &wt, 0, NULL);
+	ok(ows_session_close(s, &e) == 0, "the session closes while a thread waits (%s)", e.what);
+	r = WaitForSingleObject(th, 60000);
+	CloseHandle(th);
+	ok(r == WAIT_OBJECT_0 && ((wt.rc == 1 && wt.code == 137) || wt.rc == OWS_ESTATE),
+	   "the wait returns: killed (137) or OWS_ESTATE (rc %d, code %d)", wt.rc, wt.code);
+	int code = -1;
+	ok(ows_proc_wait(wt.p, 0, &code, NULL) == 1 && code == 137,
+	   "a wait after close tells the command was killed (%d)", code);
+	ows_proc_free(wt.p);
+
+	/* `s` names freed memory now: the registry answers without reading it. */
+	ok(ows_session_close(s, NULL) == OWS_ESTATE, "a second close: OWS_ESTATE");
+	ows_proc *p = NULL;
+	ok(ows_session_spawn(s, sleeper, &o, &p, NULL) == OWS_ESTATE && !p, "spawn after close: OWS_ESTATE");
+	ok(ows_session_spawn(NULL, sleeper, &o, &p, NULL) == OWS_EINVAL, "spawn in NULL: OWS_EINVAL");
+	ok(ows_proc_wait(NULL, 0, &code, NULL) == OWS_EINVAL, "wait on NULL: OWS_EINVAL");
 }
 
 int main(int argc, char **argv)
@@ -174,5 +255,6 @@ int main(int argc, char **argv)
 	ok(dead((DWORD)c1), "the child died with the session");
 	ok(dead((DWORD)c2), "the grandchild died with the session");
 	ok(GetFileAttributesA(priv) == INVALID_FILE_ATTRIBUTES, "the private folder is gone");
+	threads_and_misuse();
 	return wtap_done();
 }
