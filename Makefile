@@ -153,7 +153,7 @@ build/bench/%: bench/%.c libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)
 
-bench: all shared build/bench/session_spawn
+bench: all shared build/bench/session_spawn build/bench/session_threads
 	bench/run.sh
 	bench/proxy.sh
 	scripts/bench-python

@@ -51,6 +51,11 @@ echo
 cp build/bench/session_spawn "$tmp/session_spawn"
 $as "$tmp/session_spawn" "$runs"
 
+# The same session from several threads at once, with and without a host lock.
+echo
+cp build/bench/session_threads "$tmp/session_threads"
+$as "$tmp/session_threads"
+
 # The account provider's parts, in the same run: ACL grant and revoke on 100,000 files
 # against setfacl -R, and the account provider's spawn cost next to bwrap (both root only:
 # they create a throwaway tree, and a throwaway person and machine setup).
