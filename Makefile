@@ -156,6 +156,7 @@ build/bench/%: bench/%.c libowsandbox.a
 bench: all shared build/bench/session_spawn build/bench/session_threads
 	bench/run.sh
 	bench/proxy.sh
+	bench/sessions.sh
 	scripts/bench-python
 
 # The pkg-config file is written for the PREFIX of this install, never cached.

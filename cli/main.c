@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -386,11 +387,26 @@ static int cmd_machine(owsbx_args *a, ows_config *config)
 	return 0;
 }
 
+/*
+ * A proxy of its own serves many tunnels (up to six descriptors each): as
+ * its host, owsbx raises its soft descriptor limit to the hard one, as any
+ * host that wants more may; the library itself never does.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 /* The proxy in the foreground: the port on stdout, refusals on stderr. */
 static int cmd_proxy(const owsbx_args *a)
 {
 	ows_error err;
 	ows_error_clear(&err);
+	raise_nofile();
 	ows_proxy_options po;
 	ows_proxy_options_init(&po);
 	po.port = a->port;

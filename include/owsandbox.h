@@ -289,12 +289,25 @@ OWS_API const char *ows_session_cwd_for(const ows_session *session, const char *
  */
 OWS_API const char *ows_session_agent_text(const ows_session *session);
 
-/* Allow or take back a site while the session runs (`allowlist` only). */
+/*
+ * Allow or take back a site while the session runs (`allowlist` only).
+ *
+ * Every allowlist session of a host process is served by one proxy in that
+ * process (a loop thread and four resolver threads, started with the first
+ * such session, ended with the last), each session with its own list and its
+ * own blocked log.  In the host a session holds two descriptors, and a
+ * running call one more; the proxy's connections up to six each.  The
+ * library never raises RLIMIT_NOFILE: a connection that comes when the host
+ * has no descriptor left gets a 503.  A host that wants more raises its own
+ * soft limit before opening sessions (setrlimit(RLIMIT_NOFILE) up to the
+ * hard limit; `ulimit -n` in a shell, LimitNOFILE= in a systemd unit).
+ */
 OWS_API int ows_session_allow_site(ows_session *session, const char *pattern, ows_error *err);
 OWS_API int ows_session_remove_site(ows_session *session, const char *pattern, ows_error *err);
 /*
  * Sites the proxy refused since `since_ms` (Unix epoch, milliseconds), as a
- * JSON array as ows_proxy_blocked_json gives.  Caller frees *out.
+ * JSON array as ows_proxy_blocked_json gives: the session's, to all of its
+ * calls, one entry a site.  Caller frees *out.
  */
 OWS_API int ows_session_blocked_json(ows_session *session, int64_t since_ms, char **out,
 				     ows_error *err);
@@ -302,11 +315,15 @@ OWS_API int ows_session_blocked_json(ows_session *session, int64_t since_ms, cha
  * Whether the session's list lets `host`:`port` through, without connecting:
  * what the host's own web tools (search, fetch) ask before they reach out, so
  * that they obey the same list.  1 allowed, 0 refused, negative on error.
- * *why_json (may be NULL; caller frees) is {"allowed", "host", "port",
- * "pattern" (the entry that allows it), "reason" ("not listed", "private
- * address", "network none", "network open"), "allow" (what would let it)}.
- * Names are resolved as the proxy would, so a listed name that resolves to a
- * private address is refused here too.
+ * *why_json (may be NULL; caller frees) is {"allowed", "host" (normalised),
+ * "port", "pattern" (the entry that covers it, or null), "reason" (refused:
+ * "not listed", "private address" (then also "address"), "does not resolve";
+ * or "network none", "network open" outside allowlist), "allow" (the entry
+ * that would let it through, or null)}.  Names are resolved as the proxy
+ * would (blocking: call it from a thread that may wait for DNS), so a listed
+ * name that resolves to a private address is refused here too, and one that
+ * does not resolve is refused as the proxy would fail it.  OWS_EINVAL for a
+ * host that is not one or a port outside 1-65535.
  */
 OWS_API int ows_session_check_site(ows_session *session, const char *host, int port,
 				   char **why_json, ows_error *err);
@@ -314,7 +331,10 @@ OWS_API int ows_session_check_site(ows_session *session, const char *host, int p
  * The session's sites and where each came from, for an Access view: a JSON
  * array of {"pattern", "source"}, source one of "machine" (the machine's
  * config), "policy", "credential" (a shared login's host), "session"
- * (ows_session_allow_site).  Caller frees *out.
+ * (ows_session_allow_site).  Patterns in canonical form, a group as listed
+ * ("@package-registries"); an entry listed by two sources comes twice, and
+ * ows_session_remove_site takes it from all.  "[]" outside allowlist.
+ * Caller frees *out.
  */
 OWS_API int ows_session_sites_json(ows_session *session, char **out, ows_error *err);
 
@@ -365,7 +385,19 @@ OWS_API int ows_proc_fd(const ows_proc *proc);
 /*
  * The sites the proxy refused to this command (and what it started) so far,
  * as a JSON array as ows_proxy_blocked_json gives; "[]" outside `allowlist`.
- * Caller frees *out.
+ * The `exit` event's "blocked" is the same list.  Caller frees *out.
+ *
+ * How a refusal is told to its call: under the Linux providers each running
+ * call gets a proxy listener of its own in the sandbox's network, on a port
+ * of 47801-47899, and its proxy variables (HTTP_PROXY and the rest) point
+ * there, so any client honouring them, and anything the command starts, is
+ * that call's.  The listener closes at ows_proc_free(): a process the command
+ * left running then no longer reaches the proxy through it.  Beyond 99 calls
+ * at once in one session, or a command that ignores its variables and uses
+ * the session's port (47800), attribution falls back to time: the session's
+ * listener's refusals while the command ran.  A command that connects to
+ * another call's port on purpose is told as that call: attribution, not the
+ * wall, which is the same for every call.
  */
 OWS_API int ows_proc_blocked_json(ows_proc *proc, char **out, ows_error *err);
 /*
@@ -559,7 +591,9 @@ typedef struct ows_proxy_options {
 	const char *const *hosts; /* initial allow list, NULL-terminated patterns (copied) */
 	int port;                /* 0: the first free port in 47800-47899 */
 	/* Fields below were added later; 0 or NULL means the default. */
-	int max_conns;           /* client connections at once (4096); more get a 503 */
+	int max_conns;           /* client connections at once (4096); more get a 503,
+				    as do those that come when the process has no
+				    descriptor left (the proxy never raises the limit) */
 	int idle_ms;             /* a tunnel with no traffic is closed (3600000); plain
 	                            http connections wait at most 120000 between requests,
 	                            30000 for a request head */

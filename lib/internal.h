@@ -248,6 +248,10 @@ struct ows_proc {
 	int exit_code;
 	bool freed;            /* ows_proc_free() came while the session closed */
 	int64_t started_ms;    /* for the sites blocked while it ran */
+	int proxy_port;        /* allowlist: its own listener's port inside (47801-47899), or 0:
+				  it shares the session's, and its blocked sites are by time */
+	int proxy_port_err;    /* spawn: why init could not listen on proxy_port (EADDRINUSE:
+				  something inside listens there), 0 */
 };
 
 typedef struct ows__provider {
@@ -290,13 +294,14 @@ OWS__HIDDEN int ows__session_layout(ows_session *s, const ows_policy *policy, co
 				    ows__strv *paths, ows_error *err);
 
 /*
- * allowlist: starts the session's proxy (s->proxy, stopped at close) with the
- * policy's sites, the machine's and `more_hosts` (may be NULL), and points
- * the proxy variables of s->env at *port.  Call after s->env is built.
+ * allowlist: joins the host's one proxy (s->proxy, a client of it, closed at
+ * close) with the policy's sites, the machine's and `more_hosts` (the shared
+ * logins' hosts; may be NULL), and points the proxy variables of s->env at
+ * *port.  Call after s->env is built.
  * `listener_handed_in`: the provider's sandbox has a network of its own and
- * hands in the proxy's listener (ows__proxy_adopt_listener), made there on
- * *port; the proxy listens nowhere on the host.  Otherwise the proxy listens
- * on the host's loopback, on *port.
+ * hands in the proxy's listener (ows__pxc_adopt), made there on *port, and
+ * one more per running call (ows_proc.proxy_port); the proxy listens nowhere
+ * on the host.  Otherwise the session listens on the host's loopback, on *port.
  */
 OWS__HIDDEN int ows__session_start_proxy(ows_session *s, const ows_policy *policy,
 					 const ows_config *config, const ows__strv *more_hosts,
@@ -320,7 +325,8 @@ struct ows_session {
 	ows__strv folders;       /* the session folders' paths, for ows_session_cwd_for() */
 	ows__strv env;           /* the base environment of every command */
 	char *agent_text;        /* what shared logins let the agent do; NULL: nothing */
-	struct ows_proxy *proxy; /* allowlist: the session's proxy, stopped after close */
+	struct ows__pxc *proxy;  /* allowlist: the session's part of the host's proxy */
+	bool call_ports;         /* each call gets a proxy listener of its own inside */
 	ows__audit audit;
 	ows_proc *procs;         /* lib/handles.c's lock */
 	uint32_t next_proc_id;   /* the same lock */

@@ -30,7 +30,11 @@ typedef intptr_t ows__sock;
 OWS__HIDDEN const char *ows__net_strerror(int code);
 OWS__HIDDEN const char *ows__resolve_strerror(int gai);
 
-/* Once per proxy: raise the descriptor limit (each tunnel holds up to six). */
+/*
+ * Once per proxy: the platform's network start-up.  It leaves the descriptor
+ * limit alone (that is the host's to choose): a connection that comes when
+ * none is left is refused with a 503 (ows__tcp_accept), not dropped.
+ */
 OWS__HIDDEN int ows__net_init(ows_error *err);
 
 /* At the start of the proxy's thread: a closed peer must not raise SIGPIPE. */
@@ -44,8 +48,16 @@ OWS__HIDDEN int ows__tcp_listen_loopback(int port, int lo, int hi, ows__sock *ou
 					 ows_error *err);
 /* Makes a listening socket from elsewhere fit for the loop (non-blocking); checks it listens. */
 OWS__HIDDEN int ows__sock_listener_ready(ows__sock s, ows_error *err);
-/* A new non-blocking connection, or OWS__NOSOCK (nothing pending, or an error). */
-OWS__HIDDEN ows__sock ows__tcp_accept(ows__sock listener);
+struct ows__loop;
+/*
+ * A new non-blocking connection, or OWS__NOSOCK (nothing pending, or an
+ * error).  When the process has no descriptor left, each pending connection
+ * is taken with the loop's spare descriptor, sent `busy` and closed: a full
+ * table refuses cleanly, where a connection left pending would keep the
+ * listener readable and the loop spinning.
+ */
+OWS__HIDDEN ows__sock ows__tcp_accept(struct ows__loop *loop, ows__sock listener, const char *busy,
+				      size_t busy_len);
 /* Starts a non-blocking connect; 0 (in progress or done) or a negative errno. */
 OWS__HIDDEN int ows__tcp_connect_start(const struct sockaddr *sa, size_t salen, ows__sock *out);
 /* After the socket turned writable: 0 when connected, else the errno. */

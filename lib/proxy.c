@@ -12,6 +12,14 @@
  * connection is read and checked again (keep-alive).  The response side is
  * relayed as bytes.  The resolved address that passed the check is the one
  * connected to: no second resolution, so DNS rebinding cannot slip between.
+ *
+ * One proxy serves every session of a host process (ows__pxc_open): each
+ * session is a client with its own list, its own blocked log and its own
+ * listeners, made in its sandbox's network and handed over.  A listener
+ * carries the session and the call it was made for, and so does every
+ * connection accepted from it: that is how a refusal is told to the call
+ * whose command (or what it started) asked, and to no other.  Threads and
+ * host ports do not grow with the sessions.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,6 +43,7 @@
 
 #define PORT_LO 47800
 #define PORT_HI 47899
+#define CALL_PORTS (PORT_HI - OWS__PROXY_PORT_INSIDE) /* 47801-47899, one per running call */
 #define MAX_ADDRS 8
 #define RESOLVERS 4
 #define BLOCKED_MAX 1024
@@ -58,6 +67,8 @@ typedef struct outbuf {
 
 typedef struct conn {
 	struct conn *prev, *next;
+	ows__pxc *cl;      /* whose list it is checked against, whose log it goes to */
+	uint32_t call;     /* the call whose listener accepted it; 0: the session at large */
 	ows__sock cs, us;
 	endpoint cep, uep;
 	bool c_reg, u_reg;
@@ -100,6 +111,7 @@ typedef struct rjob {
 } rjob;
 
 typedef struct blocked {
+	uint32_t call;     /* as the connection's */
 	char host[OWS__HOST_MAX];
 	int port;
 	long count;
@@ -114,12 +126,46 @@ typedef struct override {
 	size_t len;
 } override;
 
+/* An entry as it was listed, for ows_session_sites_json. */
+typedef struct site {
+	char text[300];     /* canonical pattern, or "@group" */
+	const char *source; /* static */
+} site;
+
+/* One session's part of the proxy: everything in it is under px->mu. */
+struct ows__pxc {
+	ows_proxy *px;
+	ows__pattern *pats;
+	size_t npats, cap_pats;
+	site *sites;
+	size_t nsites, cap_sites;
+	blocked *blocked;   /* one a site and call, BLOCKED_MAX at most */
+	size_t nblocked, cap_blocked;
+	bool port_used[CALL_PORTS]; /* 47801 + i is a call's listener, or taken inside */
+	int next_port;      /* where the search starts: a port freed is reused last */
+};
+
 /* A listener handed over by a sandbox: a socket in its own network namespace. */
 typedef struct adopted {
 	endpoint tag;       /* first, with no conn: how the loop tells it from a connection */
 	ows__sock s;
+	ows__pxc *cl;
+	uint32_t call;      /* 0: the session's own listener */
+	int port;           /* the call port it holds in cl->port_used, or 0 */
 	struct adopted *next;
 } adopted;
+
+/*
+ * Work only the loop thread may do (it alone touches listeners and
+ * connections once they are watched): a host thread queues it and waits.
+ */
+typedef struct pxop {
+	struct pxop *next;
+	ows__pxc *cl;
+	uint32_t call;      /* drop this call's listener */
+	bool whole;         /* drop every listener and connection of cl */
+	bool done;
+} pxop;
 
 struct ows_proxy {
 	ows__loop *loop;
@@ -132,11 +178,12 @@ struct ows_proxy {
 	bool thread_started;
 	atomic_bool stop;
 
-	pthread_mutex_t mu; /* patterns and blocked */
-	ows__pattern *pats;
-	size_t npats, cap_pats;
-	blocked *blocked;
-	size_t nblocked;
+	pthread_mutex_t mu; /* every client's lists and logs */
+	ows__pxc own;       /* ows_proxy_allow's list: the clients of px->ls */
+
+	pthread_mutex_t opmu; /* ops, and their done flags */
+	pthread_cond_t opcond;
+	pxop *ops;
 
 	int max_conns, idle_ms, connect_timeout_ms, response_timeout_ms;
 	override *ov;
@@ -156,42 +203,71 @@ struct ows_proxy {
 
 /* ------------------------------------------------------------ allow list */
 
-static int add_pattern_locked(ows_proxy *px, const ows__pattern *p)
+static int add_pattern_locked(ows__pxc *cl, const ows__pattern *p)
 {
-	for (size_t i = 0; i < px->npats; i++) {
-		ows__pattern *q = &px->pats[i];
+	for (size_t i = 0; i < cl->npats; i++) {
+		ows__pattern *q = &cl->pats[i];
 		if (q->port == p->port && q->wildcard == p->wildcard && strcmp(q->host, p->host) == 0) {
 			q->allow_private = p->allow_private;
 			return 0;
 		}
 	}
-	if (px->npats == px->cap_pats) {
-		size_t cap = px->cap_pats ? px->cap_pats * 2 : 32;
-		ows__pattern *n = realloc(px->pats, cap * sizeof(*n));
+	if (cl->npats == cl->cap_pats) {
+		size_t cap = cl->cap_pats ? cl->cap_pats * 2 : 32;
+		ows__pattern *n = realloc(cl->pats, cap * sizeof(*n));
 		if (!n)
 			return OWS_ENOMEM;
-		px->pats = n;
-		px->cap_pats = cap;
+		cl->pats = n;
+		cl->cap_pats = cap;
 	}
-	px->pats[px->npats++] = *p;
+	cl->pats[cl->npats++] = *p;
 	return 0;
 }
 
-static void remove_pattern_locked(ows_proxy *px, const ows__pattern *p)
+static void remove_pattern_locked(ows__pxc *cl, const ows__pattern *p)
 {
-	for (size_t i = 0; i < px->npats; i++) {
-		ows__pattern *q = &px->pats[i];
+	for (size_t i = 0; i < cl->npats; i++) {
+		ows__pattern *q = &cl->pats[i];
 		if (q->port == p->port && q->wildcard == p->wildcard && strcmp(q->host, p->host) == 0) {
-			px->pats[i] = px->pats[--px->npats];
+			cl->pats[i] = cl->pats[--cl->npats];
 			return;
 		}
 	}
 }
 
-/* Applies a pattern or @group: add (true) or remove (false). */
-static int change(ows_proxy *px, const char *text, bool add, ows_error *err)
+/* Keeps the entry as listed (once per source), or forgets it from every source. */
+static int note_site_locked(ows__pxc *cl, const char *text, const char *source, bool add)
 {
-	if (!px)
+	for (size_t i = 0; i < cl->nsites;) {
+		if (strcmp(cl->sites[i].text, text) == 0 && (!add || strcmp(cl->sites[i].source, source) == 0)) {
+			if (add)
+				return 0;
+			memmove(&cl->sites[i], &cl->sites[i + 1], (cl->nsites - i - 1) * sizeof(site));
+			cl->nsites--;
+			continue;
+		}
+		i++;
+	}
+	if (!add)
+		return 0;
+	if (cl->nsites == cl->cap_sites) {
+		size_t cap = cl->cap_sites ? cl->cap_sites * 2 : 16;
+		site *n = realloc(cl->sites, cap * sizeof(*n));
+		if (!n)
+			return OWS_ENOMEM;
+		cl->sites = n;
+		cl->cap_sites = cap;
+	}
+	site *e = &cl->sites[cl->nsites++];
+	snprintf(e->text, sizeof(e->text), "%s", text);
+	e->source = source;
+	return 0;
+}
+
+/* Applies a pattern or @group: add (true) or remove (false). */
+static int change(ows__pxc *cl, const char *text, const char *source, bool add, ows_error *err)
+{
+	if (!cl)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no proxy");
 	const char *const *group = NULL;
 	const char *one[2] = {text, NULL};
@@ -213,51 +289,80 @@ static int change(ows_proxy *px, const char *text, bool add, ows_error *err)
 			free(ps);
 			return OWS_EINVAL;
 		}
+	char listed[300];
+	if (text[0] == '@')
+		snprintf(listed, sizeof(listed), "%s", text);
+	else
+		ows__pattern_format(&ps[0], listed);
 	int rc = 0;
-	pthread_mutex_lock(&px->mu);
+	pthread_mutex_t *mu = &cl->px->mu;
+	pthread_mutex_lock(mu);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		if (add)
-			rc = add_pattern_locked(px, &ps[i]);
+			rc = add_pattern_locked(cl, &ps[i]);
 		else
-			remove_pattern_locked(px, &ps[i]);
+			remove_pattern_locked(cl, &ps[i]);
 	}
-	pthread_mutex_unlock(&px->mu);
+	if (rc == 0)
+		rc = note_site_locked(cl, listed, source, add);
+	pthread_mutex_unlock(mu);
 	free(ps);
 	if (rc < 0)
 		return ows__fail(err, rc, 0, text, NULL, "cannot add the site");
 	return 0;
 }
 
-/* Is host:port listed?  *private_ok: some matching entry opted in. */
-static bool allowed(ows_proxy *px, const char *host, int kind, int port, bool *private_ok)
+/* The first entry that covers host:port, or NULL; *private_ok: some matching entry opted in. */
+static const ows__pattern *match_locked(const ows__pxc *cl, const char *host, int kind, int port,
+					bool *private_ok)
 {
-	bool ok = false;
+	const ows__pattern *first = NULL;
 	*private_ok = false;
-	pthread_mutex_lock(&px->mu);
-	for (size_t i = 0; i < px->npats; i++)
-		if (ows__pattern_match(&px->pats[i], host, kind, port)) {
-			ok = true;
-			*private_ok |= px->pats[i].allow_private;
+	for (size_t i = 0; i < cl->npats; i++)
+		if (ows__pattern_match(&cl->pats[i], host, kind, port)) {
+			if (!first)
+				first = &cl->pats[i];
+			*private_ok |= cl->pats[i].allow_private;
 		}
-	pthread_mutex_unlock(&px->mu);
+	return first;
+}
+
+/* Is host:port listed for the connection's session? */
+static bool allowed(ows__pxc *cl, const char *host, int kind, int port, bool *private_ok)
+{
+	pthread_mutex_lock(&cl->px->mu);
+	bool ok = match_locked(cl, host, kind, port, private_ok) != NULL;
+	pthread_mutex_unlock(&cl->px->mu);
 	return ok;
 }
 
 static void record_blocked(ows_proxy *px, const conn *c, bool private_addr)
 {
+	ows__pxc *cl = c->cl;
 	const char *host = c->host;
 	int port = c->port;
 	int64_t now = ows__now_ms();
 	pthread_mutex_lock(&px->mu);
 	blocked *b = NULL;
-	for (size_t i = 0; i < px->nblocked; i++)
-		if (px->blocked[i].port == port && strcmp(px->blocked[i].host, host) == 0)
-			b = &px->blocked[i];
-	if (!b && px->nblocked < BLOCKED_MAX) {
-		b = &px->blocked[px->nblocked++];
+	for (size_t i = 0; i < cl->nblocked; i++)
+		if (cl->blocked[i].port == port && cl->blocked[i].call == c->call &&
+		    strcmp(cl->blocked[i].host, host) == 0)
+			b = &cl->blocked[i];
+	if (!b && cl->nblocked == cl->cap_blocked && cl->cap_blocked < BLOCKED_MAX) {
+		/* grown as refusals come: most sessions have a few, or none */
+		size_t cap = cl->cap_blocked ? cl->cap_blocked * 2 : 8;
+		blocked *n = realloc(cl->blocked, cap * sizeof(*n));
+		if (n) {
+			cl->blocked = n;
+			cl->cap_blocked = cap;
+		}
+	}
+	if (!b && cl->nblocked < cl->cap_blocked) {
+		b = &cl->blocked[cl->nblocked++];
 		memset(b, 0, sizeof(*b));
 		snprintf(b->host, sizeof(b->host), "%s", host);
 		b->port = port;
+		b->call = c->call;
 		b->kind = c->kind;
 		b->first_ms = now;
 	}
@@ -270,6 +375,35 @@ static void record_blocked(ows_proxy *px, const conn *c, bool private_addr)
 }
 
 /* ------------------------------------------------------------ resolver */
+
+/* Resolves j->host as the proxy does: the hosts file's answer, else getaddrinfo. */
+static void resolve_job(const ows_proxy *px, rjob *j)
+{
+	j->naddr = 0;
+	j->gai = 0;
+	bool overridden = false;
+	for (size_t i = 0; i < px->nov; i++)
+		if (strcmp(px->ov[i].name, j->host) == 0 && j->naddr < MAX_ADDRS) {
+			overridden = true;
+			memcpy(&j->addrs[j->naddr], &px->ov[i].addr, px->ov[i].len);
+			j->addr_len[j->naddr++] = px->ov[i].len;
+		}
+	if (overridden)
+		return;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_ADDRCONFIG};
+	struct addrinfo *res = NULL;
+	j->gai = getaddrinfo(j->host, NULL, &hints, &res);
+	for (struct addrinfo *ai = res; ai && j->naddr < MAX_ADDRS; ai = ai->ai_next) {
+		if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
+		    ai->ai_addrlen > sizeof(j->addrs[0]))
+			continue;
+		memcpy(&j->addrs[j->naddr], ai->ai_addr, ai->ai_addrlen);
+		j->addr_len[j->naddr++] = ai->ai_addrlen;
+	}
+	if (res)
+		freeaddrinfo(res);
+}
 
 static void *resolver_main(void *arg)
 {
@@ -285,32 +419,7 @@ static void *resolver_main(void *arg)
 		if (!px->rq)
 			px->rq_tail = NULL;
 		pthread_mutex_unlock(&px->rmu);
-
-		j->naddr = 0;
-		j->gai = 0;
-		bool overridden = false;
-		for (size_t i = 0; i < px->nov; i++)
-			if (strcmp(px->ov[i].name, j->host) == 0 && j->naddr < MAX_ADDRS) {
-				overridden = true;
-				memcpy(&j->addrs[j->naddr], &px->ov[i].addr, px->ov[i].len);
-				j->addr_len[j->naddr++] = px->ov[i].len;
-			}
-		if (!overridden) {
-			struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-						 .ai_flags = AI_ADDRCONFIG};
-			struct addrinfo *res = NULL;
-			j->gai = getaddrinfo(j->host, NULL, &hints, &res);
-			for (struct addrinfo *ai = res; ai && j->naddr < MAX_ADDRS; ai = ai->ai_next) {
-				if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
-				    ai->ai_addrlen > sizeof(j->addrs[0]))
-					continue;
-				memcpy(&j->addrs[j->naddr], ai->ai_addr, ai->ai_addrlen);
-				j->addr_len[j->naddr++] = ai->ai_addrlen;
-			}
-			if (res)
-				freeaddrinfo(res);
-		}
-
+		resolve_job(px, j);
 		pthread_mutex_lock(&px->rmu);
 		j->next = px->rdone;
 		px->rdone = j;
@@ -510,6 +619,24 @@ static void connect_next(ows_proxy *px, conn *c, int64_t now)
 	fail_upstream(c, 502, what);
 }
 
+/* Is one of the answer's addresses not public?  Then a[cap] names the first. */
+static bool first_private(const rjob *j, char *a, size_t cap)
+{
+	for (int i = 0; i < j->naddr; i++) {
+		const struct sockaddr *sa = (const struct sockaddr *)&j->addrs[i];
+		if (ows__addr_is_public(sa))
+			continue;
+		snprintf(a, cap, "?");
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, a, (socklen_t)cap);
+		else
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, a,
+				  (socklen_t)cap);
+		return true;
+	}
+	return false;
+}
+
 /* The resolver's answer for c: check every address, then connect. */
 static void resolved(ows_proxy *px, conn *c, rjob *j, int64_t now)
 {
@@ -521,17 +648,10 @@ static void resolved(ows_proxy *px, conn *c, rjob *j, int64_t now)
 		fail_upstream(c, 502, what);
 		return;
 	}
-	for (int i = 0; i < j->naddr; i++) {
-		if (!c->private_ok && !ows__addr_is_public((struct sockaddr *)&j->addrs[i])) {
-			char a[INET6_ADDRSTRLEN] = "?";
-			const struct sockaddr *sa = (struct sockaddr *)&j->addrs[i];
-			if (sa->sa_family == AF_INET)
-				inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, a, sizeof(a));
-			else
-				inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, a, sizeof(a));
-			refuse(px, c, a);
-			return;
-		}
+	char a[OWS__ADDR_TEXT_MAX];
+	if (!c->private_ok && first_private(j, a, sizeof(a))) {
+		refuse(px, c, a);
+		return;
 	}
 	memcpy(c->addrs, j->addrs, sizeof(c->addrs));
 	memcpy(c->addr_len, j->addr_len, sizeof(c->addr_len));
@@ -540,21 +660,29 @@ static void resolved(ows_proxy *px, conn *c, rjob *j, int64_t now)
 	connect_next(px, c, now);
 }
 
+/* The one address of an IP literal. */
+static void literal_job(const char *host, int kind, rjob *j)
+{
+	j->naddr = 1;
+	j->gai = 0;
+	if (kind == OWS__HOST_IPV4) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&j->addrs[0];
+		s->sin_family = AF_INET;
+		inet_pton(AF_INET, host, &s->sin_addr);
+		j->addr_len[0] = sizeof(*s);
+	} else {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&j->addrs[0];
+		s->sin6_family = AF_INET6;
+		inet_pton(AF_INET6, host, &s->sin6_addr);
+		j->addr_len[0] = sizeof(*s);
+	}
+}
+
 /* A literal address needs no resolver. */
 static void literal(ows_proxy *px, conn *c, int64_t now)
 {
-	rjob j = {.naddr = 1};
-	if (c->kind == OWS__HOST_IPV4) {
-		struct sockaddr_in *s = (struct sockaddr_in *)&j.addrs[0];
-		s->sin_family = AF_INET;
-		inet_pton(AF_INET, c->host, &s->sin_addr);
-		j.addr_len[0] = sizeof(*s);
-	} else {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&j.addrs[0];
-		s->sin6_family = AF_INET6;
-		inet_pton(AF_INET6, c->host, &s->sin6_addr);
-		j.addr_len[0] = sizeof(*s);
-	}
+	rjob j = {0};
+	literal_job(c->host, c->kind, &j);
 	resolved(px, c, &j, now);
 }
 
@@ -603,7 +731,7 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 	c->kind = req.host_kind;
 	c->port = req.port;
 	bool priv = false;
-	if (!allowed(px, c->host, c->kind, c->port, &priv)) {
+	if (!allowed(c->cl, c->host, c->kind, c->port, &priv)) {
 		ows__http_req_release(&req);
 		refuse(px, c, NULL);
 		return;
@@ -922,21 +1050,26 @@ static void on_connect_ready(ows_proxy *px, conn *c, int64_t now)
 	fail_upstream(c, 502, what);
 }
 
-static void accept_all(ows_proxy *px, ows__sock listener, int64_t now)
+static const char busy503[] =
+	"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 42\r\n"
+	"Connection: close\r\n\r\nowsbx proxy: too many connections; retry\n";
+
+/* Every pending connection of a listener, checked against `cl`'s list, told to `call`. */
+static void accept_all(ows_proxy *px, ows__sock listener, ows__pxc *cl, uint32_t call,
+		       int64_t now)
 {
 	for (;;) {
-		ows__sock s = ows__tcp_accept(listener);
+		ows__sock s = ows__tcp_accept(px->loop, listener, busy503, sizeof(busy503) - 1);
 		if (s == OWS__NOSOCK)
 			return;
 		conn *c = px->nconns < px->max_conns ? calloc(1, sizeof(*c)) : NULL;
 		if (!c) {
-			static const char busy[] =
-				"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 42\r\n"
-				"Connection: close\r\n\r\nowsbx proxy: too many connections; retry\n";
-			ows__sock_send(s, busy, sizeof(busy) - 1);
+			ows__sock_send(s, busy503, sizeof(busy503) - 1);
 			ows__sock_close(s);
 			continue;
 		}
+		c->cl = cl;
+		c->call = call;
 		c->cs = s;
 		c->us = OWS__NOSOCK;
 		c->cep = (endpoint){c, false};
@@ -950,6 +1083,71 @@ static void accept_all(ows_proxy *px, ows__sock listener, int64_t now)
 		px->nconns++;
 		watch(px, c);
 	}
+}
+
+/* ------------------------------------------------------------ ops */
+
+/* Loop thread: closes the listeners an op names (and, for a whole client, its connections). */
+static void run_op(ows_proxy *px, const pxop *op)
+{
+	pthread_mutex_lock(&px->amu);
+	for (adopted **ap = &px->adopted; *ap;) {
+		adopted *a = *ap;
+		if (a->cl != op->cl || (!op->whole && a->call != op->call)) {
+			ap = &a->next;
+			continue;
+		}
+		*ap = a->next;
+		ows__loop_close(px->loop, a->s, true);
+		if (a->port) {
+			pthread_mutex_lock(&px->mu);
+			a->cl->port_used[a->port - OWS__PROXY_PORT_INSIDE - 1] = false;
+			pthread_mutex_unlock(&px->mu);
+		}
+		free(a);
+	}
+	pthread_mutex_unlock(&px->amu);
+	if (!op->whole)
+		return;
+	conn *next;
+	for (conn *c = px->conns; c; c = next) {
+		next = c->next;
+		if (c->cl == op->cl)
+			conn_close(px, c);
+	}
+}
+
+static void take_ops(ows_proxy *px)
+{
+	pthread_mutex_lock(&px->opmu);
+	pxop *ops = px->ops;
+	px->ops = NULL;
+	pthread_mutex_unlock(&px->opmu);
+	while (ops) {
+		pxop *op = ops;
+		ops = op->next;
+		run_op(px, op);
+		pthread_mutex_lock(&px->opmu);
+		op->done = true; /* the op is the waiter's: not touched after this */
+		pthread_cond_broadcast(&px->opcond);
+		pthread_mutex_unlock(&px->opmu);
+	}
+}
+
+/* Host thread: has the loop run `op`, and waits until it has. */
+static void post_op(ows_proxy *px, pxop *op)
+{
+	if (!px->thread_started) {
+		run_op(px, op);
+		return;
+	}
+	pthread_mutex_lock(&px->opmu);
+	op->next = px->ops;
+	px->ops = op;
+	ows__loop_wake(px->loop);
+	while (!op->done)
+		pthread_cond_wait(&px->opcond, &px->opmu);
+	pthread_mutex_unlock(&px->opmu);
 }
 
 static void take_answers(ows_proxy *px, int64_t now)
@@ -1026,11 +1224,12 @@ static void *loop_main(void *arg)
 				continue;
 			}
 			if (ev[i].ptr == &px->ltag) {
-				accept_all(px, px->ls, now);
+				accept_all(px, px->ls, &px->own, 0, now);
 				continue;
 			}
 			if (!((endpoint *)ev[i].ptr)->c) { /* a listener a sandbox handed over */
-				accept_all(px, ((adopted *)ev[i].ptr)->s, now);
+				adopted *a = ev[i].ptr;
+				accept_all(px, a->s, a->cl, a->call, now);
 				continue;
 			}
 			endpoint *e = ev[i].ptr;
@@ -1057,6 +1256,8 @@ static void *loop_main(void *arg)
 			sweep(px, now);
 			next_sweep = now + 100;
 		}
+		/* after the batch: no event of it still points at what an op frees */
+		take_ops(px);
 		while (px->grave) {
 			conn *c = px->grave;
 			px->grave = c->next;
@@ -1145,6 +1346,9 @@ static int proxy_start(const ows_proxy_options *opts, bool listen_here, ows_prox
 	pthread_mutex_init(&px->amu, NULL);
 	pthread_mutex_init(&px->rmu, NULL);
 	pthread_cond_init(&px->rcond, NULL);
+	pthread_mutex_init(&px->opmu, NULL);
+	pthread_cond_init(&px->opcond, NULL);
+	px->own.px = px;
 	px->ls = OWS__NOSOCK;
 	px->max_conns = HAS(opts, max_conns) && opts->max_conns > 0 ? opts->max_conns : 4096;
 	px->idle_ms = HAS(opts, idle_ms) && opts->idle_ms > 0 ? opts->idle_ms : 3600000;
@@ -1154,15 +1358,14 @@ static int proxy_start(const ows_proxy_options *opts, bool listen_here, ows_prox
 	px->response_timeout_ms = HAS(opts, response_timeout_ms) && opts->response_timeout_ms > 0
 					  ? opts->response_timeout_ms
 					  : 120000;
-	px->blocked = ows__calloc(BLOCKED_MAX, sizeof(*px->blocked), err);
-	int rc = px->blocked ? 0 : OWS_ENOMEM;
+	int rc = 0;
 	int port = HAS(opts, port) ? opts->port : 0;
 	if (rc == 0 && (port < 0 || port > 65535))
 		rc = ows__fail(err, OWS_EINVAL, 0, "port", "give 1-65535, or 0 for 47800-47899",
 			       "not a port: %d", port);
 	if (rc == 0 && HAS(opts, hosts) && opts->hosts)
 		for (const char *const *h = opts->hosts; *h && rc == 0; h++)
-			rc = change(px, *h, true, err);
+			rc = change(&px->own, *h, "policy", true, err);
 	if (rc == 0 && HAS(opts, hosts_file) && opts->hosts_file)
 		rc = read_hosts_file(px, opts->hosts_file, err);
 	if (rc == 0)
@@ -1205,11 +1408,6 @@ int ows_proxy_start(const ows_proxy_options *opts, ows_proxy **out, ows_error *e
 	return proxy_start(opts, true, out, err);
 }
 
-int ows__proxy_start_adopting(const ows_proxy_options *opts, ows_proxy **out, ows_error *err)
-{
-	return proxy_start(opts, false, out, err);
-}
-
 int ows_proxy_port(const ows_proxy *proxy)
 {
 	return proxy ? proxy->port : -1;
@@ -1217,12 +1415,12 @@ int ows_proxy_port(const ows_proxy *proxy)
 
 int ows_proxy_allow(ows_proxy *proxy, const char *pattern, ows_error *err)
 {
-	return change(proxy, pattern, true, err);
+	return change(proxy ? &proxy->own : NULL, pattern, "session", true, err);
 }
 
 int ows_proxy_disallow(ows_proxy *proxy, const char *pattern, ows_error *err)
 {
-	return change(proxy, pattern, false, err);
+	return change(proxy ? &proxy->own : NULL, pattern, NULL, false, err);
 }
 
 int ows_proxy_allow_file(ows_proxy *proxy, const char *path, ows_error *err)
@@ -1232,7 +1430,7 @@ int ows_proxy_allow_file(ows_proxy *proxy, const char *path, ows_error *err)
 	ows__strv sites = {0};
 	int rc = ows__sites_file_read(path, &sites, err);
 	for (size_t i = 0; rc == 0 && i < sites.len; i++)
-		rc = change(proxy, sites.v[i], true, err);
+		rc = change(&proxy->own, sites.v[i], "policy", true, err);
 	ows__strv_free(&sites);
 	return rc;
 }
@@ -1248,42 +1446,93 @@ static void blocked_allow(const blocked *b, char out[300])
 	ows__pattern_format(&p, out);
 }
 
-int ows_proxy_blocked_json(ows_proxy *proxy, int64_t since_ms, char **out, ows_error *err)
+/* Does record b belong in a list for `call` (OWS__PXC_ALL: every call, merged)? */
+static bool blocked_wanted(const blocked *b, int64_t call, int64_t since_ms)
 {
-	if (out)
-		*out = NULL;
-	if (!proxy || !out)
-		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no proxy or no place for the answer");
-	pthread_mutex_lock(&proxy->mu);
-	size_t cap = 3 + proxy->nblocked * (OWS__HOST_MAX + 300 + 180);
+	return b->last_ms >= since_ms && (call == OWS__PXC_ALL || b->call == (uint32_t)call);
+}
+
+/* The same site refused to several calls is one entry of the session's list. */
+static void blocked_merge(blocked *into, const blocked *b)
+{
+	into->count += b->count;
+	if (b->first_ms < into->first_ms)
+		into->first_ms = b->first_ms;
+	if (b->last_ms >= into->last_ms) {
+		into->last_ms = b->last_ms;
+		into->private_addr = b->private_addr;
+	}
+}
+
+static int blocked_json_locked(const ows__pxc *cl, int64_t since_ms, int64_t call, char **out,
+			       ows_error *err)
+{
+	blocked *list = cl->nblocked ? malloc(cl->nblocked * sizeof(*list)) : NULL;
+	size_t n = 0;
+	if (cl->nblocked && !list)
+		return ows__fail(err, OWS_ENOMEM, 0, NULL, NULL, "out of memory");
+	for (size_t i = 0; i < cl->nblocked; i++) {
+		const blocked *b = &cl->blocked[i];
+		if (!blocked_wanted(b, call, since_ms))
+			continue;
+		size_t k = 0;
+		while (k < n && !(list[k].port == b->port && strcmp(list[k].host, b->host) == 0))
+			k++;
+		if (k < n)
+			blocked_merge(&list[k], b);
+		else
+			list[n++] = *b;
+	}
+	size_t cap = 3 + n * (OWS__HOST_MAX + 300 + 180);
 	char *s = malloc(cap);
 	if (!s) {
-		pthread_mutex_unlock(&proxy->mu);
+		free(list);
 		return ows__fail(err, OWS_ENOMEM, 0, NULL, NULL, "out of memory");
 	}
 	size_t o = 0;
 	s[o++] = '[';
-	bool first = true;
-	for (size_t i = 0; i < proxy->nblocked; i++) {
-		const blocked *b = &proxy->blocked[i];
-		if (b->last_ms < since_ms)
-			continue;
+	for (size_t i = 0; i < n; i++) {
+		const blocked *b = &list[i];
 		char allow[300];
 		blocked_allow(b, allow);
 		/* hosts are normalised names or addresses: nothing to escape */
 		o += (size_t)snprintf(s + o, cap - o,
 				      "%s{\"host\":\"%s\",\"port\":%d,\"count\":%ld,\"first_ms\":%lld,"
 				      "\"last_ms\":%lld,\"reason\":\"%s\",\"allow\":\"%s\"}",
-				      first ? "" : ",", b->host, b->port, b->count,
+				      i ? "," : "", b->host, b->port, b->count,
 				      (long long)b->first_ms, (long long)b->last_ms,
 				      b->private_addr ? "private address" : "not listed", allow);
-		first = false;
 	}
 	s[o++] = ']';
 	s[o] = '\0';
-	pthread_mutex_unlock(&proxy->mu);
+	free(list);
 	*out = s;
 	return 0;
+}
+
+static int client_blocked_json(ows__pxc *cl, int64_t since_ms, int64_t call, char **out,
+			       ows_error *err)
+{
+	if (out)
+		*out = NULL;
+	if (!cl || !out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no proxy or no place for the answer");
+	pthread_mutex_lock(&cl->px->mu);
+	int rc = blocked_json_locked(cl, since_ms, call, out, err);
+	pthread_mutex_unlock(&cl->px->mu);
+	return rc;
+}
+
+int ows_proxy_blocked_json(ows_proxy *proxy, int64_t since_ms, char **out, ows_error *err)
+{
+	return client_blocked_json(proxy ? &proxy->own : NULL, since_ms, OWS__PXC_ALL, out, err);
+}
+
+static void client_release(ows__pxc *cl)
+{
+	free(cl->pats);
+	free(cl->sites);
+	free(cl->blocked);
 }
 
 void ows_proxy_stop(ows_proxy *px)
@@ -1323,31 +1572,227 @@ void ows_proxy_stop(ows_proxy *px)
 	pthread_mutex_destroy(&px->mu);
 	pthread_mutex_destroy(&px->rmu);
 	pthread_cond_destroy(&px->rcond);
-	free(px->pats);
-	free(px->blocked);
+	pthread_mutex_destroy(&px->opmu);
+	pthread_cond_destroy(&px->opcond);
+	client_release(&px->own);
 	free(px->ov);
 	free(px);
 }
 
-int ows__proxy_adopt_listener(ows_proxy *px, ows__sock s, ows_error *err)
+/* Watches a listener for `cl`; owns `s` from now on, also on failure. */
+static int adopt(ows__pxc *cl, ows__sock s, uint32_t call, int port, ows_error *err)
 {
-	if (!px || s == OWS__NOSOCK)
-		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no proxy or no listener");
+	ows_proxy *px = cl->px;
 	adopted *a = calloc(1, sizeof(*a));
-	if (!a)
-		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
-	a->s = s;
-	int rc = ows__sock_listener_ready(s, err);
+	int rc = a ? ows__sock_listener_ready(s, err)
+		   : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
 	if (rc < 0) {
 		free(a);
+		ows__sock_close(s);
 		return rc;
 	}
+	a->s = s;
+	a->cl = cl;
+	a->call = call;
+	a->port = port;
 	pthread_mutex_lock(&px->amu);
 	a->next = px->adopted;
 	px->adopted = a;
 	pthread_mutex_unlock(&px->amu);
-	/* Listed for ows_proxy_stop to close; the loop knows it by its empty tag. */
+	/* Listed for ows_proxy_stop (or the client's end) to close; the loop knows it by its empty tag. */
 	if (ows__loop_watch(px->loop, s, a, true, true, false) < 0)
 		return ows__fail_sys(err, "epoll", NULL, "cannot watch the sandbox's listener");
 	return 0;
+}
+
+/* ---------------------------------------------------- the host's one proxy */
+
+/*
+ * The proxy every session of this process shares: started with the first
+ * client, stopped with the last, so that a host with no allowlist session
+ * runs no proxy thread.  The only process-wide state of the library, under
+ * its own lock.
+ */
+static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
+static ows_proxy *shared_px;
+static size_t shared_clients;
+
+static int shared_acquire(ows_proxy **out, ows_error *err)
+{
+	int rc = 0;
+	pthread_mutex_lock(&shared_mu);
+	if (!shared_px)
+		rc = proxy_start(NULL, false, &shared_px, err);
+	if (rc == 0) {
+		shared_clients++;
+		*out = shared_px;
+	}
+	pthread_mutex_unlock(&shared_mu);
+	return rc;
+}
+
+static void shared_release(void)
+{
+	pthread_mutex_lock(&shared_mu);
+	if (shared_clients && --shared_clients == 0) {
+		ows_proxy_stop(shared_px);
+		shared_px = NULL;
+	}
+	pthread_mutex_unlock(&shared_mu);
+}
+
+int ows__pxc_open(ows__pxc **out, ows_error *err)
+{
+	*out = NULL;
+	ows__pxc *cl = ows__calloc(1, sizeof(*cl), err);
+	if (!cl)
+		return OWS_ENOMEM;
+	int rc = shared_acquire(&cl->px, err);
+	if (rc < 0) {
+		free(cl);
+		return rc;
+	}
+	*out = cl;
+	return 0;
+}
+
+void ows__pxc_close(ows__pxc *cl)
+{
+	if (!cl)
+		return;
+	pxop op = {.cl = cl, .whole = true};
+	post_op(cl->px, &op);
+	client_release(cl);
+	free(cl);
+	shared_release();
+}
+
+int ows__pxc_allow(ows__pxc *cl, const char *pattern, const char *source, ows_error *err)
+{
+	return change(cl, pattern, source, true, err);
+}
+
+int ows__pxc_disallow(ows__pxc *cl, const char *pattern, ows_error *err)
+{
+	return change(cl, pattern, NULL, false, err);
+}
+
+int ows__pxc_adopt(ows__pxc *cl, ows__sock s, uint32_t call, int port, ows_error *err)
+{
+	if (!cl || s == OWS__NOSOCK) {
+		if (s != OWS__NOSOCK)
+			ows__sock_close(s);
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "no proxy or no listener");
+	}
+	if (port < OWS__PROXY_PORT_INSIDE + 1 || port > PORT_HI)
+		port = 0;
+	return adopt(cl, s, call, port, err);
+}
+
+int ows__pxc_listen_loopback(ows__pxc *cl, int *port, ows_error *err)
+{
+	ows__sock s = OWS__NOSOCK;
+	int rc = ows__tcp_listen_loopback(0, PORT_LO, PORT_HI, &s, port, err);
+	return rc < 0 ? rc : adopt(cl, s, 0, 0, err);
+}
+
+int ows__pxc_port_take(ows__pxc *cl)
+{
+	int port = 0;
+	if (!cl)
+		return 0;
+	pthread_mutex_lock(&cl->px->mu);
+	for (int k = 0; k < CALL_PORTS && !port; k++) {
+		int i = (cl->next_port + k) % CALL_PORTS;
+		if (!cl->port_used[i]) {
+			cl->port_used[i] = true;
+			cl->next_port = (i + 1) % CALL_PORTS;
+			port = OWS__PROXY_PORT_INSIDE + 1 + i;
+		}
+	}
+	pthread_mutex_unlock(&cl->px->mu);
+	return port;
+}
+
+void ows__pxc_port_drop(ows__pxc *cl, int port, bool taken_inside)
+{
+	if (!cl || port < OWS__PROXY_PORT_INSIDE + 1 || port > PORT_HI)
+		return;
+	pthread_mutex_lock(&cl->px->mu);
+	cl->port_used[port - OWS__PROXY_PORT_INSIDE - 1] = taken_inside;
+	pthread_mutex_unlock(&cl->px->mu);
+}
+
+void ows__pxc_end_call(ows__pxc *cl, uint32_t call)
+{
+	if (!cl || !call)
+		return;
+	pxop op = {.cl = cl, .call = call};
+	post_op(cl->px, &op);
+}
+
+int ows__pxc_blocked_json(ows__pxc *cl, int64_t since_ms, int64_t call, char **out,
+			  ows_error *err)
+{
+	return client_blocked_json(cl, since_ms, call, out, err);
+}
+
+int ows__pxc_sites(ows__pxc *cl, ows__strv *patterns, ows__strv *sources, ows_error *err)
+{
+	int rc = 0;
+	pthread_mutex_lock(&cl->px->mu);
+	for (size_t i = 0; i < cl->nsites && rc == 0; i++) {
+		rc = ows__strv_push(patterns, cl->sites[i].text, err);
+		if (rc == 0)
+			rc = ows__strv_push(sources, cl->sites[i].source, err);
+	}
+	pthread_mutex_unlock(&cl->px->mu);
+	return rc;
+}
+
+int ows__pxc_check(ows__pxc *cl, const char *host, int port, ows__verdict *v, ows_error *err)
+{
+	memset(v, 0, sizeof(*v));
+	char h[OWS__HOST_MAX];
+	int kind = host ? ows__host_normalize(host, strlen(host), h) : -1;
+	if (kind < 0)
+		return ows__fail(err, OWS_EINVAL, 0, host ? host : "(null)",
+				 "give a host name or an IP address, without a port", "not a host");
+	if (port < 1 || port > 65535)
+		return ows__fail(err, OWS_EINVAL, 0, "port", "give 1-65535", "not a port: %d", port);
+	snprintf(v->host, sizeof(v->host), "%s", h);
+	v->port = port;
+	ows__pattern self = {.port = port, .kind = kind};
+	snprintf(self.host, sizeof(self.host), "%s", h);
+	bool private_ok = false;
+	pthread_mutex_lock(&cl->px->mu);
+	const ows__pattern *m = match_locked(cl, h, kind, port, &private_ok);
+	if (m)
+		ows__pattern_format(m, v->pattern);
+	pthread_mutex_unlock(&cl->px->mu);
+	if (!m) {
+		v->reason = "not listed";
+		ows__pattern_format(&self, v->allow);
+		return 0;
+	}
+	/* Resolved as the proxy would, so that a rebinding name is refused here too. */
+	rjob j = {0};
+	if (kind == OWS__HOST_NAME) {
+		snprintf(j.host, sizeof(j.host), "%s", h);
+		resolve_job(cl->px, &j);
+	} else {
+		literal_job(h, kind, &j);
+	}
+	if (j.gai != 0 || j.naddr == 0) {
+		v->reason = "does not resolve";
+		return 0;
+	}
+	if (!private_ok && first_private(&j, v->addr, sizeof(v->addr))) {
+		v->reason = "private address";
+		self.allow_private = true;
+		ows__pattern_format(&self, v->allow);
+		return 0;
+	}
+	v->allowed = true;
+	return 1;
 }

@@ -16,6 +16,7 @@
 struct sockaddr;
 
 #define OWS__HOST_MAX 254 /* 253 characters of a DNS name, NUL */
+#define OWS__ADDR_TEXT_MAX 72 /* an address as text: INET6_ADDRSTRLEN here and on Windows */
 
 /* ------------------------------------------------------------- host names */
 
@@ -115,26 +116,80 @@ OWS__HIDDEN int ows__sites_file_read(const char *path, ows__strv *out, ows_error
 
 /*
  * The port a sandbox with a network of its own listens on for its proxy
- * (ows__proxy_adopt_listener).  Every such sandbox has its own loopback, so
- * one port serves them all; it stays in 47800-47899, the range the proof
- * tells apart from the ports outside it.
+ * (ows__pxc_adopt).  Every such sandbox has its own loopback, so one port
+ * serves them all; it stays in 47800-47899, the range the proof tells apart
+ * from the ports outside it.  The ports above it, 47801-47899, are the
+ * running calls' own listeners (ows__pxc_port_take).
  */
 #define OWS__PROXY_PORT_INSIDE 47800
 
-/*
- * ows_proxy_start without a listener of its own: the proxy serves only the
- * listeners handed to it, so nothing on the host's loopback reaches it and no
- * host port is taken.  opts->port is ignored; ows_proxy_port() says 0.
- */
-OWS__HIDDEN int ows__proxy_start_adopting(const ows_proxy_options *opts, ows_proxy **out,
-					  ows_error *err);
+/* ------------------------------------------------- the host's one proxy */
 
 /*
- * Accepts clients from one more listening socket too, and owns it from now
- * on (closed at ows_proxy_stop): a sandbox's listener, made in its own network
- * namespace, where it is the only way out.
+ * One session's part of the proxy every session of the host process shares:
+ * its list, the sites it entered as (sources), its blocked log, its
+ * listeners.  The shared proxy starts with the first client and stops with
+ * the last (the library's one process-wide object, under its own lock), so
+ * that threads and host ports do not grow with the sessions.  A client is
+ * thread-safe.
  */
-OWS__HIDDEN int ows__proxy_adopt_listener(ows_proxy *px, intptr_t s, ows_error *err);
+typedef struct ows__pxc ows__pxc;
+
+OWS__HIDDEN int ows__pxc_open(ows__pxc **out, ows_error *err);
+/* Closes the client's listeners and connections, then frees it. */
+OWS__HIDDEN void ows__pxc_close(ows__pxc *cl);
+/* A pattern or @group, listed with its source ("machine", "policy",
+ * "credential", "session": static); removal forgets it from every source. */
+OWS__HIDDEN int ows__pxc_allow(ows__pxc *cl, const char *pattern, const char *source,
+			       ows_error *err);
+OWS__HIDDEN int ows__pxc_disallow(ows__pxc *cl, const char *pattern, ows_error *err);
+/* The entries as listed: canonical patterns or "@group", and their sources, appended. */
+OWS__HIDDEN int ows__pxc_sites(ows__pxc *cl, ows__strv *patterns, ows__strv *sources,
+			       ows_error *err);
+
+/*
+ * Serves a listening socket made in the session's sandbox (owned from now
+ * on, closed also on failure).  `call` 0 is the session's own listener;
+ * otherwise what is accepted from it, and refused, belongs to that call,
+ * until ows__pxc_end_call.  `port`: the call port it holds (frees it then).
+ */
+OWS__HIDDEN int ows__pxc_adopt(ows__pxc *cl, intptr_t s, uint32_t call, int port,
+			       ows_error *err);
+/* Where the sandbox shares the host's network (Windows): a listener on the
+ * host's loopback in 47800-47899, at *port, for the session at large. */
+OWS__HIDDEN int ows__pxc_listen_loopback(ows__pxc *cl, int *port, ows_error *err);
+/*
+ * A port for one call's listener, in 47801-47899, or 0 when all are taken
+ * (the call then shares the session's).  A freed port is reused last.
+ */
+OWS__HIDDEN int ows__pxc_port_take(ows__pxc *cl);
+/* Gives back a port no listener took; `taken_inside`: something in the
+ * sandbox listens there, so it stays out of use. */
+OWS__HIDDEN void ows__pxc_port_drop(ows__pxc *cl, int port, bool taken_inside);
+/* Closes the call's listener and frees its port; its connections run on. */
+OWS__HIDDEN void ows__pxc_end_call(ows__pxc *cl, uint32_t call);
+
+#define OWS__PXC_ALL (-1) /* every call's refusals, merged by site */
+/* The refusals of `call` (0: the session's own listener; OWS__PXC_ALL) at or
+ * after since_ms, as ows_proxy_blocked_json gives them.  Caller frees. */
+OWS__HIDDEN int ows__pxc_blocked_json(ows__pxc *cl, int64_t since_ms, int64_t call, char **out,
+				      ows_error *err);
+
+/* What the proxy would do with host:port, without connecting. */
+typedef struct ows__verdict {
+	bool allowed;
+	char host[OWS__HOST_MAX]; /* normalised */
+	int port;
+	char pattern[300];        /* the entry that covers it, or "" */
+	const char *reason;       /* refused: "not listed", "private address", "does not resolve" */
+	char allow[300];          /* refused: the entry that would let it through, or "" */
+	char addr[OWS__ADDR_TEXT_MAX]; /* "private address": the address it resolved to */
+} ows__verdict;
+
+/* 1 allowed, 0 refused (v says why), OWS_EINVAL for a bad host or port.
+ * Resolves names as the proxy does (blocking: call it from a host thread). */
+OWS__HIDDEN int ows__pxc_check(ows__pxc *cl, const char *host, int port, ows__verdict *v,
+			       ows_error *err);
 
 /* ---------------------------------------------------------- request parser */
 

@@ -178,7 +178,7 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 			*proof = s->proof_json;
 			s->proof_json = NULL;
 		}
-		ows_proxy_stop(s->proxy);
+		ows__pxc_close(s->proxy);
 		session_free(s);
 		goto out_config;
 	}
@@ -199,7 +199,7 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 	/* From here on its calls find it live, from any thread (lib/handles.c). */
 	if ((rc = ows__session_register(s, err)) < 0) {
 		s->ops->close(s, NULL);
-		ows_proxy_stop(s->proxy);
+		ows__pxc_close(s->proxy);
 		session_free(s);
 		goto out_config;
 	}
@@ -251,7 +251,7 @@ int ows_session_close(ows_session *s, ows_error *err)
 	ows__session_drain(s);
 	rc = s->ops->close(s, err);
 	/* The sandbox is gone: nothing is left to use the proxy. */
-	ows_proxy_stop(s->proxy);
+	ows__pxc_close(s->proxy);
 	s->proxy = NULL;
 	ows__audit_emit(&s->audit, "close", json_pack("{s:b, s:o*}", "clean", rc == 0,
 						      "moved_aside", take_moved_aside(s)));
@@ -280,6 +280,68 @@ const char *ows_session_cwd_for(const ows_session *s, const char *here)
 	return s->default_cwd;
 }
 const char *ows_session_agent_text(const ows_session *s) { return ows__session_is_live(s) && s->agent_text ? s->agent_text : ""; }
+
+/* ------------------------------------------------------ per-call proxy */
+
+/* The proxy variables of one call, all at 127.0.0.1:port, over the session's. */
+static int env_set_proxy_port(ows__strv *env, int port, ows_error *err)
+{
+	ows__strv vars = {0};
+	int rc = ows__proxy_env(port, NULL, &vars, err);
+	for (size_t i = 0; rc == 0 && i < vars.len; i++)
+		rc = ows__env_set_entry(env, vars.v[i], err);
+	ows__strv_free(&vars);
+	return rc;
+}
+
+/*
+ * allowlist, where the sandbox has a network of its own: each call gets a
+ * listener of its own inside (init makes it on the port chosen here, and
+ * hands it over with STARTED), and its proxy variables point there, so that
+ * what it and what it starts are refused is told to it alone.  A port
+ * something inside already listens on is skipped; when every port is in use
+ * the call shares the session's listener (its blocked sites then go by time).
+ */
+static int spawn_with_own_proxy_port(ows_session *s, ows_proc *p, const char *const argv[],
+				     ows__strv *env, const char *cwd, const int stdio[3],
+				     ows_error *err)
+{
+	if (!s->proxy || !s->call_ports)
+		return s->ops->spawn(s, p, argv, env->v, cwd, stdio, err);
+	for (int tries = 0; tries < 4; tries++) {
+		int port = ows__pxc_port_take(s->proxy);
+		if (!port)
+			break;
+		ows__strv own = {0};
+		int rc = ows__env_merge(env, NULL, &own, err);
+		if (rc == 0)
+			rc = env_set_proxy_port(&own, port, err);
+		p->proxy_port = port;
+		p->proxy_port_err = 0;
+		if (rc == 0)
+			rc = s->ops->spawn(s, p, argv, own.v, cwd, stdio, err);
+		ows__strv_free(&own);
+		if (rc == 0)
+			return 0; /* the listener is the proxy's now, and frees the port with the call */
+		bool taken = p->proxy_port_err == EADDRINUSE;
+		ows__pxc_port_drop(s->proxy, port, taken);
+		p->proxy_port = 0;
+		if (!p->proxy_port_err)
+			return rc; /* the command itself could not start */
+		ows_error_clear(err);
+		if (!taken)
+			break; /* no listener could be made: share the session's */
+	}
+	return s->ops->spawn(s, p, argv, env->v, cwd, stdio, err);
+}
+
+/* The sites refused to one call: by its own listener, else by time on the session's. */
+static int proc_blocked(ows_session *s, const ows_proc *p, char **out, ows_error *err)
+{
+	if (p->proxy_port)
+		return ows__pxc_blocked_json(s->proxy, 0, p->id, out, err);
+	return ows__pxc_blocked_json(s->proxy, p->started_ms, 0, out, err);
+}
 
 static int spawn_in(ows_session *s, const char *const argv[], const ows_spawn_options *opts,
 		    ows_proc **out, ows_error *err)
@@ -314,7 +376,7 @@ static int spawn_in(ows_session *s, const char *const argv[], const ows_spawn_op
 		return rc;
 	}
 	const char *cwd = opts->cwd ? opts->cwd : s->default_cwd;
-	rc = s->ops->spawn(s, p, argv, env.v, cwd, opts->stdio, err);
+	rc = spawn_with_own_proxy_port(s, p, argv, &env, cwd, opts->stdio, err);
 	ows__strv_free(&env);
 
 	json_t *args = json_array();
@@ -378,10 +440,10 @@ static int wait_in(ows_session *s, ows_proc *p, int timeout_ms, ows_error *err)
 	}
 	if (rc <= 0)
 		return rc;
-	/* What the proxy refused while it ran: the site the agent should ask for. */
+	/* What the proxy refused to this call: the site the agent should ask for. */
 	json_t *blocked = NULL;
 	char *bj = NULL;
-	if (s->proxy && ows_proxy_blocked_json(s->proxy, p->started_ms, &bj, NULL) == 0)
+	if (s->proxy && proc_blocked(s, p, &bj, NULL) == 0)
 		blocked = json_loads(bj, 0, NULL);
 	ows_free(bj);
 	int code = 0;
@@ -452,22 +514,39 @@ int ows_proc_blocked_json(ows_proc *p, char **out, ows_error *err)
 {
 	if (out)
 		*out = NULL;
-	if (!p || !out)
-		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "proc or out is NULL");
-	ows_session *s = p->session;
+	if (!out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "out is NULL");
+	ows_session *s;
+	int rc = ows__proc_enter(p, &s, err);
+	if (rc < 0)
+		return rc;
 	if (!s)
 		return ows__fail(err, OWS_ESTATE, 0, NULL, NULL, "the session was closed");
-	if (!s->proxy) {
-		*out = ows__strdup("[]", err);
-		return *out ? 0 : OWS_ENOMEM;
-	}
-	/* First form: what the session's proxy refused since the command started. */
-	return ows_proxy_blocked_json(s->proxy, p->started_ms, out, err);
+	if (s->proxy)
+		rc = proc_blocked(s, p, out, err);
+	else
+		rc = (*out = ows__strdup("[]", err)) ? 0 : OWS_ENOMEM;
+	ows__session_leave(s);
+	return rc;
+}
+
+/* A freed call's listener closes: what it left running reaches the proxy no more through it. */
+static void end_own_proxy_port(ows_proc *p)
+{
+	ows_session *s;
+	if (!p->proxy_port || ows__proc_enter(p, &s, NULL) < 0 || !s)
+		return;
+	if (s->proxy)
+		ows__pxc_end_call(s->proxy, p->id);
+	ows__session_leave(s);
 }
 
 void ows_proc_free(ows_proc *p)
 {
-	if (p && ows__proc_unregister(p))
+	if (!p)
+		return;
+	end_own_proxy_port(p);
+	if (ows__proc_unregister(p))
 		ows__proc_release(p);
 }
 
@@ -510,28 +589,28 @@ int ows__session_start_proxy(ows_session *s, const ows_policy *policy, const ows
 			     const ows__strv *more_hosts, const char *tunnel_cmd,
 			     bool listener_handed_in, int *port, ows_error *err)
 {
-	ows__strv sites = {0};
-	const ows__strv *lists[] = {&policy->hosts, &config->hosts, more_hosts};
-	int rc = 0;
+	const struct {
+		const ows__strv *sites;
+		const char *source;
+	} lists[] = {{&policy->hosts, "policy"}, {&config->hosts, "machine"},
+		     {more_hosts, "credential"}};
+	int rc = ows__pxc_open(&s->proxy, err);
 	for (size_t l = 0; l < OWS__ARRAY_LEN(lists) && rc == 0; l++)
-		for (size_t i = 0; lists[l] && i < lists[l]->len && rc == 0; i++)
-			rc = ows__strv_push(&sites, lists[l]->v[i], err);
-	ows_proxy_options o;
-	ows_proxy_options_init(&o);
-	o.hosts = (const char *const *)sites.v;
-	if (rc == 0)
-		rc = listener_handed_in ? ows__proxy_start_adopting(&o, &s->proxy, err)
-					: ows_proxy_start(&o, &s->proxy, err);
-	ows__strv_free(&sites);
-	if (rc == 0) {
-		*port = listener_handed_in ? OWS__PROXY_PORT_INSIDE : ows_proxy_port(s->proxy);
-		rc = env_add_proxy(&s->env, *port, tunnel_cmd, err);
+		for (size_t i = 0; lists[l].sites && i < lists[l].sites->len && rc == 0; i++)
+			rc = ows__pxc_allow(s->proxy, lists[l].sites->v[i], lists[l].source, err);
+	if (rc == 0 && listener_handed_in) {
+		*port = OWS__PROXY_PORT_INSIDE;
+		s->call_ports = true;
+	} else if (rc == 0) {
+		rc = ows__pxc_listen_loopback(s->proxy, port, err);
 	}
+	if (rc == 0)
+		rc = env_add_proxy(&s->env, *port, tunnel_cmd, err);
 	return rc;
 }
 
 /* Sites change for the running session at once, without a restart. */
-static int session_proxy(ows_session *s, ows_error *err, ows_proxy **out)
+static int session_proxy(ows_session *s, ows_error *err, ows__pxc **out)
 {
 	if (!s->proxy)
 		return ows__fail(err, OWS_ESTATE, 0, ows__net_name(s->net),
@@ -543,9 +622,9 @@ static int session_proxy(ows_session *s, ows_error *err, ows_proxy **out)
 
 static int allow_site_in(ows_session *s, const char *pattern, ows_error *err)
 {
-	ows_proxy *px = NULL;
+	ows__pxc *px = NULL;
 	int rc = session_proxy(s, err, &px);
-	if (rc == 0 && (rc = ows_proxy_allow(px, pattern, err)) == 0)
+	if (rc == 0 && (rc = ows__pxc_allow(px, pattern, "session", err)) == 0)
 		ows__audit_emit(&s->audit, "site", json_pack("{s:s, s:s}", "allow", pattern, "for",
 							    "session"));
 	return rc;
@@ -553,18 +632,106 @@ static int allow_site_in(ows_session *s, const char *pattern, ows_error *err)
 
 static int remove_site_in(ows_session *s, const char *pattern, ows_error *err)
 {
-	ows_proxy *px = NULL;
+	ows__pxc *px = NULL;
 	int rc = session_proxy(s, err, &px);
-	if (rc == 0 && (rc = ows_proxy_disallow(px, pattern, err)) == 0)
+	if (rc == 0 && (rc = ows__pxc_disallow(px, pattern, err)) == 0)
 		ows__audit_emit(&s->audit, "site", json_pack("{s:s}", "remove", pattern));
 	return rc;
 }
 
 static int blocked_json_in(ows_session *s, int64_t since_ms, char **out, ows_error *err)
 {
-	ows_proxy *px = NULL;
+	ows__pxc *px = NULL;
+	if (out)
+		*out = NULL;
 	int rc = session_proxy(s, err, &px);
-	return rc < 0 ? rc : ows_proxy_blocked_json(px, since_ms, out, err);
+	return rc < 0 ? rc : ows__pxc_blocked_json(px, since_ms, OWS__PXC_ALL, out, err);
+}
+
+/* -------------------------------------------------------- site checks */
+
+static int dump_json(json_t *j, char **out, ows_error *err)
+{
+	*out = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	return *out ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+}
+
+/* A session without a list: `none` refuses everything, `open` lets everything out. */
+static int check_without_list(ows_session *s, const char *host, int port, char **why_json,
+			      ows_error *err)
+{
+	bool open = s->net == OWS_NET_OPEN;
+	if (!host || !host[0] || port < 1 || port > 65535)
+		return ows__fail(err, OWS_EINVAL, 0, host ? host : "(null)", "give a host and 1-65535",
+				 "not a host and port");
+	if (why_json) {
+		int rc = dump_json(json_pack("{s:b, s:s, s:i, s:n, s:s, s:n}", "allowed", open, "host",
+					     host, "port", port, "pattern", "reason",
+					     open ? "network open" : "network none", "allow"),
+				   why_json, err);
+		if (rc < 0)
+			return rc;
+	}
+	return open ? 1 : 0;
+}
+
+static int check_site_in(ows_session *s, const char *host, int port, char **why_json,
+			 ows_error *err)
+{
+	if (!s->proxy)
+		return check_without_list(s, host, port, why_json, err);
+	ows__verdict v;
+	int rc = ows__pxc_check(s->proxy, host, port, &v, err);
+	if (rc < 0 || !why_json)
+		return rc;
+	json_t *j = json_pack("{s:b, s:s, s:i, s:s?, s:s?, s:s?}", "allowed", v.allowed, "host",
+			      v.host, "port", v.port, "pattern", v.pattern[0] ? v.pattern : NULL,
+			      "reason", v.reason, "allow", v.allow[0] ? v.allow : NULL);
+	if (j && v.addr[0])
+		json_object_set_new(j, "address", json_string(v.addr));
+	int drc = dump_json(j, why_json, err);
+	return drc < 0 ? drc : rc;
+}
+
+static int sites_json_in(ows_session *s, char **out, ows_error *err)
+{
+	ows__strv pats = {0}, srcs = {0};
+	int rc = s->proxy ? ows__pxc_sites(s->proxy, &pats, &srcs, err) : 0;
+	json_t *a = rc == 0 ? json_array() : NULL;
+	for (size_t i = 0; a && i < pats.len; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s}", "pattern", pats.v[i], "source",
+						   srcs.v[i]));
+	ows__strv_free(&pats);
+	ows__strv_free(&srcs);
+	return rc < 0 ? rc : dump_json(a, out, err);
+}
+
+int ows_session_check_site(ows_session *s, const char *host, int port, char **why_json,
+			   ows_error *err)
+{
+	if (why_json)
+		*why_json = NULL;
+	int rc = ows__session_enter(s, err);
+	if (rc == 0) {
+		rc = check_site_in(s, host, port, why_json, err);
+		ows__session_leave(s);
+	}
+	return rc;
+}
+
+int ows_session_sites_json(ows_session *s, char **out, ows_error *err)
+{
+	if (out)
+		*out = NULL;
+	if (!out)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "out is NULL");
+	int rc = ows__session_enter(s, err);
+	if (rc == 0) {
+		rc = sites_json_in(s, out, err);
+		ows__session_leave(s);
+	}
+	return rc;
 }
 
 int ows_session_allow_site(ows_session *s, const char *pattern, ows_error *err)

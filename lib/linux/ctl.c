@@ -126,13 +126,26 @@ int ows__ctl_adopt_listener(ows_session *s, ows__ctl *c, ows_error *err)
 {
 	if (!s->proxy)
 		return 0;
+	if (c->listener < 0)
+		return ows__fail(err, OWS_ESYS, EPROTO, "sandbox init", NULL,
+				 "the sandbox did not hand over its proxy listener");
 	/* The proof reached the proxy through this socket; now the proxy serves it. */
-	int rc = c->listener >= 0 ? ows__proxy_adopt_listener(s->proxy, c->listener, err)
-				  : ows__fail(err, OWS_ESYS, EPROTO, "sandbox init", NULL,
-					      "the sandbox did not hand over its proxy listener");
-	if (rc == 0)
-		c->listener = -1;
+	int rc = ows__pxc_adopt(s->proxy, c->listener, 0, 0, err);
+	c->listener = -1;
 	return rc;
+}
+
+/* A call's own proxy listener, handed over with STARTED: the proxy serves it for that call. */
+static void adopt_call_listener(ows_session *s, const struct ows__msg *m, int fd)
+{
+	if (fd < 0)
+		return;
+	if (m->type != OWS_MSG_STARTED || !m->code || !s->proxy) {
+		close(fd);
+		return;
+	}
+	/* On failure the call still runs; its proxy port just answers nothing. */
+	ows__pxc_adopt(s->proxy, fd, m->id, m->code, NULL);
 }
 
 /*
@@ -227,22 +240,28 @@ static int request_memfd(const char *const argv[], char *const envp[], const cha
 	return memfd;
 }
 
-/* init's reply on the command's own channel: 0 when it started. */
-static int spawn_reply(int chan, const char *const argv[], const char *cwd, ows_error *err)
+/*
+ * init's reply on the command's own channel: 0 when it started.  A STARTED
+ * may bring the call's own proxy listener, which the proxy serves from now.
+ */
+static int spawn_reply(ows_session *s, ows_proc *proc, int chan, const char *const argv[],
+		       const char *cwd, ows_error *err)
 {
 	struct ows__msg r;
-	ssize_t n = -1;
-	if (poll_in(chan, -1) > 0) {
-		do
-			n = recv(chan, &r, sizeof(r), 0);
-		while (n < 0 && errno == EINTR);
-	}
-	if (n != (ssize_t)sizeof(r) || (r.type != OWS_MSG_STARTED && r.type != OWS_MSG_SPAWN_FAIL))
+	int fd = -1;
+	int n = recv_msg_fd(chan, &r, sizeof(r), -1, &fd, NULL);
+	if (n != (int)sizeof(r) || (r.type != OWS_MSG_STARTED && r.type != OWS_MSG_SPAWN_FAIL)) {
+		if (fd >= 0)
+			close(fd);
 		return ows__fail(err, OWS_ESTATE, 0, NULL, "open a new session",
 				 "the sandbox ended before the command started");
+	}
+	adopt_call_listener(s, &r, fd);
 	if (r.type == OWS_MSG_STARTED)
 		return 0;
 	r.text[sizeof(r.text) - 1] = '\0';
+	if (strcmp(r.text, "proxy port") == 0)
+		proc->proxy_port_err = r.err ? r.err : EINVAL;
 	const char *hint = r.err == ENOENT && strcmp(r.text, "exec") == 0
 		? "check the command's name; only the system and the session's "
 		  "folders are visible inside"
@@ -283,7 +302,7 @@ int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *cons
 			}
 			fds[i] = null;
 		}
-	struct ows__msg m = {.type = OWS_MSG_SPAWN, .id = proc->id};
+	struct ows__msg m = {.type = OWS_MSG_SPAWN, .id = proc->id, .code = proc->proxy_port};
 	if (ows__send_fds(c->fd, &m, fds, 5) != 0) {
 		rc = errno == EPIPE || errno == ECONNRESET
 			? ows__fail(err, OWS_ESTATE, errno, NULL, "open a new session",
@@ -294,7 +313,7 @@ int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *cons
 	/* Only init holds the other end now: its end of file is init's. */
 	close(chan[1]);
 	chan[1] = -1;
-	if ((rc = spawn_reply(chan[0], argv, cwd, err)) == 0) {
+	if ((rc = spawn_reply(s, proc, chan[0], argv, cwd, err)) == 0) {
 		proc->exit_fd = chan[0];
 		chan[0] = -1;
 	}

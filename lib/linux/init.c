@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "init.h"
+#include "proxy.h"
 #include "view.h"
 
 #ifndef SYS_landlock_create_ruleset
@@ -783,6 +784,37 @@ static int command_child(void *arg)
 }
 
 /*
+ * allowlist: the listener of one call, on 127.0.0.1:port in the sandbox's
+ * network, made before the command starts so that its proxy variables (set
+ * to this port by the host) lead to the host's proxy from its first
+ * instruction.  What the proxy accepts from it, and refuses, belongs to that
+ * call.  A port in use means something inside listens there: the host picks
+ * another.  A listener, or -1 with errno.
+ */
+static int call_listener(const struct ows__plan *p, int port)
+{
+	if (!p->proxy_port || port <= OWS__PROXY_PORT_INSIDE || port > OWS__PROXY_PORT_INSIDE + 99) {
+		errno = EINVAL;
+		return -1;
+	}
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	/* Connections of an earlier call on this port may linger in TIME_WAIT; a
+	 * listener still there is refused all the same. */
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    bind(l, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(l, 128) != 0) {
+		int e = errno;
+		if (l >= 0)
+			close(l);
+		errno = e;
+		return -1;
+	}
+	return l;
+}
+
+/*
  * A spawn request carries its own reply channel: one end of a socket pair the
  * host made for this command (fds[4], SOCK_SEQPACKET: a host that let go of
  * its end costs init an EPIPE, never a SIGPIPE).  The reply (STARTED or
@@ -797,7 +829,7 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 {
 	struct ows__msg reply = {.type = OWS_MSG_SPAWN_FAIL, .id = m->id, .err = EINVAL};
 	struct command c = {.plan = p, .stdio = fds + 1};
-	int slot = -1;
+	int slot = -1, listener = -1;
 	for (int i = 0; i < OWS_INIT_MAX_PROCS && slot < 0; i++)
 		if (children[i].pid == 0)
 			slot = i;
@@ -818,6 +850,12 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 		ows__buf_add(reply.text, sizeof(reply.text), "request");
 		goto out;
 	}
+	if (m->code && (listener = call_listener(p, m->code)) < 0) {
+		reply.err = errno;
+		unmap_request(&c.rq);
+		ows__buf_add(reply.text, sizeof(reply.text), "proxy port");
+		goto out;
+	}
 	pid_t pid = start_child(command_child, &c);
 	unmap_request(&c.rq);
 	if (pid < 0) {
@@ -835,6 +873,7 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 	} else {
 		reply.type = OWS_MSG_STARTED;
 		reply.err = 0;
+		reply.code = listener >= 0 ? m->code : 0;
 		children[slot].pid = pid;
 		children[slot].id = m->id;
 		children[slot].status = status;
@@ -842,8 +881,18 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 out:
 	for (int i = 0; i < 4; i++)
 		close(fds[i]);
-	ows__init_send(status, &reply, sizeof(reply));
-	if (reply.type != OWS_MSG_STARTED)
+	/* The call's listener goes to the host with the news that it started. */
+	if (reply.type == OWS_MSG_STARTED && listener >= 0) {
+		if (ows__send_fds(status, &reply, &listener, 1) == 0)
+			reply.type = 0;
+		else
+			reply.code = 0; /* the call shares the session's listener */
+	}
+	if (reply.type)
+		ows__init_send(status, &reply, sizeof(reply));
+	if (listener >= 0)
+		close(listener);
+	if (reply.type == OWS_MSG_SPAWN_FAIL)
 		close(status);
 }
 

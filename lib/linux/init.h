@@ -128,9 +128,10 @@ enum ows__msg_type {
 	OWS_MSG_LISTENER = 8,   /* init → host: the proxy's listening socket inside (SCM_RIGHTS) */
 	OWS_MSG_SHARE = 9,      /* host → init: shared copies for the private home, in a memfd */
 	OWS_MSG_SHARED = 10,    /* init → host: err 0, or why the copies could not be written */
-	OWS_MSG_SPAWN = 11,     /* host → init: memfd, stdin, stdout, stderr, status channel */
+	OWS_MSG_SPAWN = 11,     /* host → init: memfd, stdin, stdout, stderr, status channel;
+				   code = the call's proxy port (47801-47899), 0: the session's */
 	/* init → host, on the command's status channel: */
-	OWS_MSG_STARTED = 12,
+	OWS_MSG_STARTED = 12,    /* code = that port, with its listener (SCM_RIGHTS), or 0 */
 	OWS_MSG_SPAWN_FAIL = 13, /* err, stage in text */
 	OWS_MSG_EXITED = 14,     /* code */
 };

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,12 +33,7 @@ const char *ows__resolve_strerror(int gai)
 
 int ows__net_init(ows_error *err)
 {
-	/* Six descriptors per tunnel at most (two sockets, two pipes). */
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	(void)err;
 	return 0;
 }
 
@@ -103,14 +97,43 @@ int ows__sock_listener_ready(ows__sock s, ows_error *err)
 	return 0;
 }
 
-ows__sock ows__tcp_accept(ows__sock listener)
+struct ows__loop {
+	int ep;
+	int wake;
+	char wake_tag;
+	int spare; /* /dev/null, given up to accept a connection when no descriptor is left */
+};
+
+/* Out of descriptors: takes one pending connection with the spare, answers it, closes it. */
+static bool refuse_busy(ows__loop *l, int listener, const char *busy, size_t busy_len)
 {
-	int fd = accept4((int)listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
-		return OWS__NOSOCK;
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
+	if (!l || l->spare < 0)
+		return false;
+	close(l->spare);
+	int fd = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0) {
+		if (send(fd, busy, busy_len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			/* the client is gone already: nothing to tell */
+		}
+		close(fd);
+	}
+	l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd >= 0;
+}
+
+ows__sock ows__tcp_accept(ows__loop *l, ows__sock listener, const char *busy, size_t busy_len)
+{
+	for (;;) {
+		int fd = accept4((int)listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE) &&
+		    refuse_busy(l, (int)listener, busy, busy_len))
+			continue;
+		if (fd < 0)
+			return OWS__NOSOCK;
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		return fd;
+	}
 }
 
 int ows__tcp_connect_start(const struct sockaddr *sa, size_t salen, ows__sock *out)
@@ -202,12 +225,6 @@ void ows__sock_close(ows__sock s)
 
 /* ------------------------------------------------------------ event loop */
 
-struct ows__loop {
-	int ep;
-	int wake;
-	char wake_tag;
-};
-
 int ows__loop_new(ows__loop **out, ows_error *err)
 {
 	ows__loop *l = ows__calloc(1, sizeof(*l), err);
@@ -215,7 +232,8 @@ int ows__loop_new(ows__loop **out, ows_error *err)
 		return OWS_ENOMEM;
 	l->ep = epoll_create1(EPOLL_CLOEXEC);
 	l->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (l->ep < 0 || l->wake < 0) {
+	l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (l->ep < 0 || l->wake < 0 || l->spare < 0) {
 		int rc = ows__fail_sys(err, "epoll_create1", NULL, "cannot make the proxy's event loop");
 		ows__loop_free(l);
 		return rc;
@@ -234,6 +252,8 @@ void ows__loop_free(ows__loop *l)
 		close(l->ep);
 	if (l->wake >= 0)
 		close(l->wake);
+	if (l->spare >= 0)
+		close(l->spare);
 	free(l);
 }
 

@@ -111,8 +111,12 @@ int ows__sock_listener_ready(ows__sock s, ows_error *err)
 	return 0;
 }
 
-ows__sock ows__tcp_accept(ows__sock listener)
+ows__sock ows__tcp_accept(ows__loop *loop, ows__sock listener, const char *busy, size_t busy_len)
 {
+	/* Winsock has no per-process descriptor table to run out of. */
+	(void)loop;
+	(void)busy;
+	(void)busy_len;
 	SOCKET s = accept((SOCKET)listener, NULL, NULL);
 	if (s == INVALID_SOCKET)
 		return OWS__NOSOCK;

@@ -60,9 +60,10 @@ out = []
 for a in sys.argv[1:]:
     kind, arg = a.split("=", 1)
     if kind == "scan":
+        # the port of this call and the port of the session (47800): both lead to its proxy
         p = os.environ.get("HTTPS_PROXY", "").rsplit(":", 1)[-1].strip("/")
         hits = [str(q) for q in range(47800, 47900)
-                if str(q) != p and tcp(q, False).startswith("REACHED")]
+                if str(q) not in (p, "47800") and tcp(q, False).startswith("REACHED")]
         out.append("HIT:" + ",".join(hits) if hits else "ONLY-OWN")
         continue
     if kind == "proxy":
@@ -89,7 +90,8 @@ attack_loopback() {
 		out=$(sbx -- /usr/bin/python3 -c "$LOOP_PY" "proxy=" 2>&1)
 		check "$(tag) control: the session's own proxy is reachable" test "$out" = "PROXY:REACHED"
 		# Other sessions' proxies: a second session stays open while this one scans
-		# the whole range; only its own port may answer.
+		# the whole range; only its own ports may answer (the call's, and the session's
+		# 47800).
 		rm -f "$OUT/up"
 		as_person "$BIN/owsbx" run --provider "$P" --net allowlist --rw "$OUT" -- \
 			sh -c "touch '$OUT/up'; sleep 4" >/dev/null 2>&1 &

@@ -48,4 +48,22 @@ check "a direct connection is refused (own network) (curl exit $(kv direct))" \
 	[ "$(kv direct)" = 7 ]
 check "owsbx names the refused site and how to allow it" \
 	grep -q "refused owstest-refused.invalid:80" <<<"$out"
+
+# Two calls at once in one session, through the library (test/sh/proxy_calls_host.c): the one
+# whose command's child is refused a site is told so, the quiet one beside it is not.
+cc -std=c11 -O2 -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/lib" -o "$BIN/proxy_calls_host" \
+	"$ROOT/test/sh/proxy_calls_host.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto -lpthread
+chmod 0755 "$BIN/proxy_calls_host"
+as_person mkdir -p "$PHOME/calls"
+out=$(as_person env OWSTEST_PROVIDER=account "$BIN/proxy_calls_host" calls "$UP" "$PHOME/calls" 2>&1)
+check "the host runs two calls at once in one account session" [ "$(kv loud_exit)" = 0 ]
+[ "$(kv loud_exit)" = 0 ] || diag <<<"$out"
+check "the loud call's blocked list and exit event name its site" \
+	[ "$(kv loud_blocked) $(kv loud_exit_blocked)" = "owstest-loud-only.invalid owstest-loud-only.invalid" ]
+check "the quiet call's name none, though the refusal came while it ran" \
+	[ "$(kv quiet_blocked)$(kv quiet_exit_blocked)" = "" ]
+check "the quiet call reached its listed site" [ "$(as_person cat "$PHOME/calls/quiet.code")" = 200 ]
+check "each call's proxy variables point at a port of its own" \
+	[ "$(as_person cat "$PHOME/calls/quiet.proxy")" != "$(as_person cat "$PHOME/calls/loud.proxy")" ]
+rm -f "$BIN/proxy_calls_host" # the setup's files are compared with what it found
 done_testing

@@ -305,6 +305,39 @@ print(third.recv(200).decode().splitlines()[0])
 PY
 )
 like "$out" "503" "past the connection bound a client gets 503"
+
+# The descriptor limit is the host's: the proxy leaves it as it found it (soft 40 here,
+# under a hard limit it could raise) and, out of descriptors, answers 503 and goes on.
+prlimit --nofile=40:4096 "$TMP/proxy_host" <"$TMP/never" >"$TMP/fd.port" 2>/dev/null &
+FDP=$!
+PIDS+=($FDP)
+for _ in $(seq 50); do [ -s "$TMP/fd.port" ] && break; sleep 0.1; done
+is "$(awk '/^Max open files/ {print $4}' "/proc/$FDP/limits")" 40 \
+	"the proxy leaves RLIMIT_NOFILE's soft limit as the host set it"
+out=$($PY - "$(cat "$TMP/fd.port")" <<'PY'
+import socket, sys
+p = int(sys.argv[1])
+held, answers = [], []
+for _ in range(60):
+    s = socket.create_connection(("127.0.0.1", p))
+    s.settimeout(0.3)
+    try:
+        answers.append(s.recv(200).decode().split("\r\n")[0])
+    except socket.timeout:
+        held.append(s)  # accepted: the proxy waits for a request head
+print("held=%d" % len(held))
+print("first_answer=%s" % (answers[0] if answers else ""))
+for s in held:
+    s.close()
+again = socket.create_connection(("127.0.0.1", p))
+again.settimeout(5)
+again.sendall(b"GET http://owstest-fd.invalid/ HTTP/1.1\r\nHost: owstest-fd.invalid\r\n\r\n")
+print("after=%s" % again.recv(200).decode().split("\r\n")[0])
+PY
+)
+like "$out" "first_answer=HTTP/1.1 503" "out of descriptors, a connection is answered 503"
+like "$out" "held=[1-9]" "after some were accepted"
+like "$out" "after=HTTP/1.1 403" "and once descriptors are free again, the proxy serves (a 403 here)"
 big=$(head -c 20000 /dev/zero | tr '\0' a)
 out=$(printf 'GET http://up.test/ HTTP/1.1\r\nX: %s\r\n\r\n' "$big" | nc -w 3 127.0.0.1 "$P")
 like "$out" "^HTTP/1.1 400.*too large" "a request head over 16 KiB gets 400"

@@ -138,7 +138,7 @@ struct worker {
 	int index;
 	int rounds;
 	int bad;        /* spawns or waits that failed, or a wrong exit code */
-	char why[200];
+	char why[400];
 };
 
 /* Each command exits with its own code, so that a wait told another's exit shows. */
@@ -305,6 +305,86 @@ static void test_proc_fd(ows_session *s)
 	report(readable && rc == 1 && code == 137,
 	       "a killed command's descriptor becomes readable; its exit is 137");
 	ows_proc_free(p);
+}
+
+/* ------------------------------------------------- freed while it runs */
+
+/*
+ * The host frees a proc while its command runs; the command then exits, and
+ * the sandbox tells a channel nobody holds any more.  That must cost the
+ * sandbox nothing (no SIGPIPE for init): later commands still run.  The
+ * command's stdout closing says it has exited; a few rounds over, so that
+ * the sandbox has told its exit before some later spawn.
+ */
+static void test_free_running(ows_session *s)
+{
+	int bad = 0;
+	for (int round = 0; round < 5 && !bad; round++) {
+		int in[2], out[2];
+		if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+			return;
+		ows_spawn_options o;
+		ows_spawn_options_init(&o);
+		o.stdio[0] = in[0];
+		o.stdio[1] = out[1];
+		o.stdio[2] = OWS_STDIO_NULL;
+		const char *argv[] = {"/bin/sh", "-c", "read line; exit 4", NULL};
+		ows_proc *p = NULL;
+		int rc = ows_session_spawn(s, argv, &o, &p, NULL);
+		close(in[0]);
+		close(out[1]);
+		ows_proc_free(p); /* while it runs */
+		close(in[1]);     /* now it exits */
+		char c;
+		while (read(out[0], &c, 1) > 0)
+			;
+		close(out[0]);
+		const char *t[] = {"/bin/sh", "-c", "exit 6", NULL};
+		ows_error e;
+		int code = -1;
+		if (rc == 0 && spawn(s, t, OWS_STDIO_NULL, &p, &e) == 0)
+			rc = ows_proc_wait(p, -1, &code, &e);
+		else
+			rc = -1;
+		ows_proc_free(p);
+		bad = rc != 1 || code != 6;
+	}
+	report(!bad, "a proc freed while its command runs: the session runs later commands");
+}
+
+/* ------------------------------------------------------ the live registry */
+
+/*
+ * Many procs live at once (the registry grows), then freed in a scrambled
+ * order: after each free, every proc still held is known (its descriptor)
+ * and every freed one is not, so a slot the set moved on removal is found.
+ */
+static void test_registry(ows_session *s)
+{
+	enum { N = 300 };
+	static ows_proc *p[N];
+	static int freed[N];
+	const char *argv[] = {"/bin/true", NULL};
+	ows_error e;
+	int n = 0, bad = 0;
+	for (; n < N; n++)
+		if (spawn(s, argv, OWS_STDIO_NULL, &p[n], &e) < 0 || ows_proc_wait(p[n], -1, NULL, &e) != 1)
+			break;
+	report(n == N, "300 procs live at once in one session");
+	unsigned x = 12345;
+	for (int k = 0; k < n; k++) {
+		int i;
+		do {
+			x = x * 1103515245u + 12345u;
+			i = (int)((x >> 8) % (unsigned)n);
+		} while (freed[i]);
+		ows_proc_free(p[i]);
+		freed[i] = 1;
+		for (int j = 0; j < n; j++)
+			if ((ows_proc_fd(p[j]) >= 0) == freed[j])
+				bad++;
+	}
+	report(n == N && bad == 0, "freed in a scrambled order, each proc is known live or freed, rightly");
 }
 
 /* ----------------------------------------------- close while threads wait */
@@ -518,6 +598,8 @@ int main(int argc, char **argv)
 	}
 	test_wait_blocks_nobody(s);
 	test_proc_fd(s);
+	test_free_running(s);
+	test_registry(s);
 	report(ows_session_close(s, NULL) == 0, "the session closes after its threads");
 	test_close_while_waiting(4);
 	test_close_while_spawning(4);
