@@ -33,6 +33,12 @@
 /* After a kill, until every killed process has let go of the pipes. */
 #define RUN_KILL_DRAIN_MS 2000
 #define RUN_CHUNK 65536
+/*
+ * Where the command gives no exit descriptor (the direct provider where
+ * pidfd_open is missing: before Linux 5.3, or under valgrind), its exit is
+ * asked for this often instead.
+ */
+#define RUN_NO_FD_SLICE_MS 10
 
 enum { IN, OUT, ERR };
 
@@ -40,7 +46,8 @@ struct run {
 	ows__run_io *io;
 	ows_proc *proc;
 	int fd[3];            /* the host's ends: stdin's write end, stdout's and stderr's read ends */
-	int exit_fd;          /* ows_proc_fd(): readable once the command has exited (borrowed) */
+	int exit_fd;          /* ows_proc_fd(): readable once the command has exited (borrowed);
+				 -1 where the provider has none (see RUN_NO_FD_SLICE_MS) */
 	const char *in;       /* what is left to write */
 	size_t in_left;
 	int64_t deadline;     /* monotonic ms at which the timeout kills; -1: none */
@@ -202,7 +209,10 @@ static int poll_timeout(const struct run *r, int64_t now)
 		until = r->drain_until;
 	else if (r->deadline >= 0 && !r->killed)
 		until = r->deadline;
-	return until < 0 ? -1 : until <= now ? 0 : until - now > 60000 ? 60000 : (int)(until - now);
+	int t = until < 0 ? -1 : until <= now ? 0 : until - now > 60000 ? 60000 : (int)(until - now);
+	if (!r->exited && r->exit_fd < 0 && (t < 0 || t > RUN_NO_FD_SLICE_MS))
+		t = RUN_NO_FD_SLICE_MS;
+	return t;
 }
 
 /* One round: sleep in poll until something is ready, then serve it.  1 when the run is over. */
@@ -250,14 +260,14 @@ static int run_round(struct run *r, char *buf, ows_error *err)
 		if (rc < 0)
 			return rc;
 	}
-	/* Asked only when the exit descriptor spoke: that answer does not block. */
+	/* Asked when the exit descriptor spoke (that answer does not block), or each slice. */
+	bool ask = !r->exited && r->exit_fd < 0;
 	for (int i = 0; !r->exited && ready > 0 && i < n; i++)
-		if (slot[i] < 0 && pfd[i].revents) {
-			int rc = check_exit(r, err);
-			if (rc < 0)
-				return rc;
-		}
-	return 0;
+		ask = ask || (slot[i] < 0 && pfd[i].revents);
+	if (!ask)
+		return 0;
+	int rc = check_exit(r, err);
+	return rc < 0 ? rc : 0;
 }
 
 /* The session's own time limit, when it comes before the call's. */
@@ -288,9 +298,8 @@ static int spawn_on_pipes(ows_session *s, const char *const argv[], struct run *
 		r->spawned_at = mono_ms();
 		rc = ows_session_spawn(s, argv, &so, &r->proc, err);
 	}
-	if (rc == 0 && (r->exit_fd = ows_proc_fd(r->proc)) < 0)
-		rc = ows__fail(err, OWS_ESTATE, 0, NULL, "open a new session",
-			       "the command has no exit descriptor: the session is closing");
+	if (rc == 0)
+		r->exit_fd = ows_proc_fd(r->proc);
 	/* The command has its own copies: the host's would hold the pipes open. */
 	for (int i = 0; i < 3; i++)
 		if (child[i] >= 0)
