@@ -241,7 +241,7 @@ struct ows_proc {
 	ows_session *session;  /* NULL once the session closed (lib/handles.c's lock) */
 	struct ows_proc *next; /* the session's list of live handles (the same lock) */
 	uint32_t id;           /* request id, unique within the session */
-	int pid;               /* as the host sees it, or -1 */
+	int pid;               /* as the host sees it, or -1 (direct: set under that lock) */
 	int exit_fd;           /* readable once the command has exited (ows_proc_fd), or -1:
 				  the status channel from init, or the direct provider's pidfd */
 	bool exited;           /* with exit_code: set by ows__proc_set_exit() */

@@ -119,7 +119,10 @@ static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[]
 	if (r != 0)
 		return ows__fail(err, OWS_ESPAWN, r, argv[0], "check the command's name",
 				 "the command could not start: %s", strerror(r));
+	/* Under the lock: a close on another thread reads it in direct_stop(). */
+	ows__plat_global_lock();
 	proc->pid = pid;
+	ows__plat_global_unlock();
 	/* Readable once it has exited: its wait, and the host's ows_proc_fd(). */
 	proc->exit_fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	return 0;

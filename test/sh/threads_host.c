@@ -464,7 +464,7 @@ static void *spawn_until_closed(void *arg)
 		int w = rc == 0 ? ows_proc_wait(p, -1, &code, NULL) : rc;
 		ows_proc_free(p);
 		if (rc == 0 && w == 1)
-			sp->ran++;
+			__atomic_add_fetch(&sp->ran, 1, __ATOMIC_RELAXED);
 		else if (!(w == 1 || w == OWS_ESTATE || rc == OWS_ESTATE))
 			sp->bad++;
 	}
