@@ -32,17 +32,24 @@ def _venv(path: str, *flags: str) -> str:
 
 
 def _installed_and_typed(bindir: str, cwd: str) -> None:
+    """Imported from the venv, typed, and finding the library by its soname
+    where the loader looks (here LD_LIBRARY_PATH, as after make install)."""
+    libdir = os.path.join(cwd, "lib")
+    os.mkdir(libdir)
+    shutil.copy(os.environ["OWSANDBOX_LIB"], os.path.join(libdir, "libowsandbox.so.0.2"))
+    env = {k: v for k, v in os.environ.items() if k != "OWSANDBOX_LIB"}
+    env["LD_LIBRARY_PATH"] = libdir
     probe = ("import owsandbox, os, importlib.resources as r;"
              "print(os.path.dirname(owsandbox.__file__));"
              "print(r.files('owsandbox').joinpath('py.typed').is_file());"
-             "print(owsandbox.library_version())")
-    r = subprocess.run([os.path.join(bindir, "python"), "-c", probe], cwd=cwd,
+             "print(owsandbox.library_path(), owsandbox.library_version())")
+    r = subprocess.run([os.path.join(bindir, "python"), "-c", probe], cwd=cwd, env=env,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    where, typed, version = r.stdout.split()
+    where, typed, path, version = r.stdout.split()
     assert where.startswith(os.path.dirname(bindir)), "imported from the venv, not the checkout"
     assert typed == "True"
-    assert version == "0.2.0"
+    assert (path, version) == ("libowsandbox.so.0.2", "0.2.0")
 
 
 @pytest.mark.parametrize("how", ["isolated", "no-build-isolation"])
