@@ -153,10 +153,11 @@ build/bench/%: bench/%.c libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)
 
-bench: all build/bench/session_spawn build/bench/session_threads
+bench: all shared build/bench/session_spawn build/bench/session_threads
 	bench/run.sh
 	bench/proxy.sh
 	bench/sessions.sh
+	scripts/bench-python
 
 # The pkg-config file is written for the PREFIX of this install, never cached.
 # Without DESTDIR, as root, ldconfig learns the new soname.

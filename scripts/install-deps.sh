@@ -2,7 +2,8 @@
 # Installs the Debian packages owsandbox needs to build, test and benchmark.
 # Run as root on Debian 12 or later.  qemu, busybox-static, kmod and cpio boot the other
 # kernels of the matrix (scripts/kernel-vm.sh); man-db and groff-base render owsbx.1
-# (test/sh/help.sh).
+# (test/sh/help.sh).  python3-pytest runs test/python; venv, setuptools, wheel and
+# wheel-whl let its install test pip-install the package offline.
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root: sudo $0" >&2
@@ -15,6 +16,7 @@ apt-get install -y -q --no-install-recommends \
 	libmbedtls-dev libjansson-dev libinih-dev \
 	acl libacl1-dev nftables iproute2 passwd util-linux procps apparmor \
 	openssh-client openssh-server git curl python3 python3-pip ca-certificates \
+	python3-pytest python3-venv python3-setuptools python3-wheel python3-wheel-whl \
 	netcat-openbsd clang libclang-rt-14-dev \
 	bubblewrap firejail hyperfine tinyproxy \
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev \

@@ -88,19 +88,20 @@ is "$(tcp_conns "$UP")" "$before" "the upstream saw no direct connection"
 sbx verify --net allowlist
 is "$SBX_RC" 0 "the proof passes"
 like "$SBX_OUT" "direct connection out refused" "and covers a direct connection out"
-cp "$OWSTEST_ROOT/libowsandbox.so" "$OWSTEST_ROOT/examples/python/owsandbox.py" "$TU_BIN_DIR/"
-chmod 0644 "$TU_BIN_DIR/libowsandbox.so" "$TU_BIN_DIR/owsandbox.py"
+cp "$OWSTEST_ROOT/libowsandbox.so" "$TU_BIN_DIR/"
+cp -r "$OWSTEST_ROOT/examples/python/owsandbox" "$TU_BIN_DIR/"
+chmod -R u=rwX,go=rX "$TU_BIN_DIR/libowsandbox.so" "$TU_BIN_DIR/owsandbox"
 AS_USER_ENV=("OWSANDBOX_LIB=$TU_BIN_DIR/libowsandbox.so" "PYTHONPATH=$TU_BIN_DIR")
-out=$(as_user "$PY" -c "
+out=$(as_user "$PY" -B -c "
 import owsandbox
 s = owsandbox.Session({'network': 'allowlist'})
-cmd = ['sh', '-c', 'curl -s -m 5 -o /dev/null -w %{http_code} http://localhost:$UP/; echo']
-s.run(cmd)
+cmd = ['curl', '-s', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', 'http://localhost:$UP/']
+print(s.run(cmd).text)
 s.allow_site('localhost:$UP')
-s.run(cmd)
+print(s.run(cmd).text)
 s.remove_site('localhost:$UP')
-s.run(cmd)
-print('blocked', ','.join(b['host'] for b in s.blocked()))
+print(s.run(cmd).text)
+print('blocked', ','.join(b.host for b in s.blocked()))
 s.close()" 2>&1)
 AS_USER_ENV=()
 is "$(tr '\n' ' ' <<<"$out")" "403 200 403 blocked localhost " \
