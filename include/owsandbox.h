@@ -260,6 +260,14 @@ OWS_API int ows_session_open(const ows_policy *policy, const ows_config *config,
  * each one's exit, and each still needs ows_proc_free().
  */
 OWS_API int ows_session_close(ows_session *session, ows_error *err);
+/*
+ * The first half of a close, for bindings that must know no thread of theirs
+ * still holds the handle before it is freed: ends every process of the
+ * session and refuses every new call with OWS_ESTATE, without freeing
+ * anything; calls in flight on other threads return (their commands killed).
+ * ows_session_close() then frees it.  Again on a session shut down: 0.
+ */
+OWS_API int ows_session_shutdown(ows_session *session, ows_error *err);
 
 /* Borrowed, valid until close; "" for NULL or a closed session. */
 OWS_API const char *ows_session_id(const ows_session *session);

@@ -146,12 +146,27 @@ void ows__session_leave(ows_session *s)
 	ows__plat_global_unlock();
 }
 
+int ows__session_begin_shutdown(ows_session *s, ows_error *err)
+{
+	ows__plat_global_lock();
+	bool live = set_has(&live_sessions, s) && (!s->closing || s->shut);
+	bool first = live && !s->closing;
+	if (first)
+		s->closing = s->shut = true;
+	ows__plat_global_unlock();
+	if (!live)
+		return ows__fail(err, OWS_ESTATE, 0, NULL, NULL, "the session was closed already");
+	return first;
+}
+
 int ows__session_begin_close(ows_session *s, ows_error *err)
 {
 	ows__plat_global_lock();
-	bool live = set_has(&live_sessions, s) && !s->closing;
+	/* A session shut down is closing already, and still to be freed. */
+	bool live = set_has(&live_sessions, s) && (!s->closing || s->shut);
 	if (live) {
 		s->closing = true;
+		s->shut = false;
 		set_remove(&live_sessions, s);
 	}
 	ows__plat_global_unlock();

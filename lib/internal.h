@@ -332,6 +332,7 @@ struct ows_session {
 	uint32_t next_proc_id;   /* the same lock */
 	int refs;                /* calls in flight (lib/handles.c) */
 	bool closing;            /* ows_session_close() has begun */
+	bool shut;               /* ows_session_shutdown(): closing, not yet freed */
 	struct ows__mutex *lock; /* what calls in flight share: the guard's sweep, moved_aside */
 	bool has_wall_limit;
 	int64_t deadline_ms;     /* wall_seconds limit, enforced by the host */
@@ -354,6 +355,8 @@ OWS__HIDDEN void ows__session_leave(ows_session *s);
  * flight gone (after the provider's stop), procs detached (and those the
  * host freed meanwhile released). */
 OWS__HIDDEN int ows__session_begin_close(ows_session *s, ows_error *err);
+/* Marks the session closing for ows_session_shutdown(); 1 the first time, 0 after. */
+OWS__HIDDEN int ows__session_begin_shutdown(ows_session *s, ows_error *err);
 OWS__HIDDEN void ows__session_drain(ows_session *s);
 OWS__HIDDEN void ows__session_detach_procs(ows_session *s);
 /* The session's lock, for what calls in flight share (NULL-safe before open ends). */

@@ -239,6 +239,16 @@ int ows_verify(const ows_policy *policy, const ows_config *config, char **report
  * the provider ends every process (waits in flight then return, the command
  * killed), the calls in flight leave, and only then is anything freed.
  */
+int ows_session_shutdown(ows_session *s, ows_error *err)
+{
+	if (!s)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "session is NULL");
+	int rc = ows__session_begin_shutdown(s, err);
+	if (rc == 1 && s->ops->stop)
+		s->ops->stop(s);
+	return rc < 0 ? rc : 0;
+}
+
 int ows_session_close(ows_session *s, ows_error *err)
 {
 	if (!s)

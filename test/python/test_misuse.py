@@ -50,16 +50,30 @@ def test_close_twice_and_with_block(folder: str) -> None:
     assert t.closed
 
 
-def test_close_waits_for_a_call_in_another_thread(folder: str) -> None:
+def test_close_ends_a_call_in_another_thread(folder: str) -> None:
+    """Closing ends every command of the session, also one another thread
+    waits on with no timeout: that call returns (killed, or ESTATE), and the
+    close does not wait for it to finish on its own."""
     s = open_session(folders=[{"path": folder, "access": "rw"}])
     got: list = []
-    t = threading.Thread(target=lambda: got.append(
-        s.run(["sh", "-c", "sleep 1; echo done"], timeout=60)))
+
+    def call() -> None:
+        try:
+            got.append(s.run(["sh", "-c", "sleep 600; echo done"]))
+        except owsandbox.Error as e:
+            got.append(e)
+    t = threading.Thread(target=call)
     t.start()
     assert poll(lambda: s._h.calls > 0 or not t.is_alive()), "the call never started"
     s.close()
-    t.join()
-    assert got and got[0].text == "done\n", "close cut a call in flight: %r" % got
+    t.join(60)
+    assert not t.is_alive(), "the call in flight outlived the close"
+    assert got, "the call returned nothing"
+    r = got[0]
+    if isinstance(r, owsandbox.Error):
+        assert r.name == "OWS_ESTATE", r
+    else:
+        assert r.returncode == 137 and "done" not in r.text, r
 
 
 def test_nul_refused_as_subprocess_refuses(session: owsandbox.Session) -> None:

@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,6 +440,54 @@ static void test_close_while_waiting(int nthreads)
 		ows_proc_free(b[i].p);
 }
 
+/* ------------------------------------------------- shutdown, then close */
+
+static void test_shutdown_then_close(void)
+{
+	const char *what = "ows_session_shutdown while a thread waits: the wait returns, the "
+			   "command killed (137) or OWS_ESTATE; nothing is freed yet";
+	ows_session *s = open_session();
+	if (!s) {
+		report(0, what);
+		return;
+	}
+	struct blocked_waiter b = {0};
+	pthread_t t;
+	ows_error e;
+	const char *sleeper[] = {"/bin/sh", "-c", "exec sleep 600", NULL};
+	const char *argv[] = {"/bin/true", NULL};
+	int spawned = spawn(s, sleeper, OWS_STDIO_NULL, &b.p, &e) == 0;
+	if (spawned)
+		pthread_create(&t, NULL, wait_for_ever, &b);
+	step_begin(what);
+	ows_error_clear(&e);
+	int src = ows_session_shutdown(s, &e);
+	if (spawned)
+		pthread_join(t, NULL);
+	step_end();
+	bool returned = (b.rc == 1 && b.code == 137) || b.rc == OWS_ESTATE;
+	report(spawned && src == 0 && returned, what);
+	if (!returned)
+		printf("# spawned %d, shutdown %d, wait %d, code %d\n", spawned, src, b.rc, b.code);
+	report(ows_session_shutdown(s, NULL) == 0, "a second shutdown: 0");
+	report(spawned && poll_readable(ows_proc_fd(b.p), 5000),
+	       "the command is ended by the shutdown, not only its wait (its descriptor readable)");
+	ows_proc *p = NULL;
+	report(ows_session_spawn(s, argv, NULL, &p, NULL) == OWS_ESTATE && !p,
+	       "spawn after shutdown: OWS_ESTATE");
+	report(strcmp(ows_session_id(s), "") == 0, "a shut session's borrowed strings are \"\"");
+	ows_error_clear(&e);
+	int crc = ows_session_close(s, &e);
+	report(crc == 0, "close after shutdown frees it: 0");
+	if (crc < 0)
+		diag_err("close", crc, &e);
+	report(ows_session_shutdown(s, NULL) == OWS_ESTATE, "shutdown after close: OWS_ESTATE");
+	report(ows_session_close(s, NULL) == OWS_ESTATE, "close after close: OWS_ESTATE");
+	report(ows_session_shutdown(NULL, NULL) == OWS_EINVAL, "shutdown of NULL: OWS_EINVAL");
+	if (spawned)
+		ows_proc_free(b.p);
+}
+
 /* --------------------------------------------- close while threads spawn */
 
 struct spawner {
@@ -602,6 +651,7 @@ int main(int argc, char **argv)
 	test_registry(s);
 	report(ows_session_close(s, NULL) == 0, "the session closes after its threads");
 	test_close_while_waiting(4);
+	test_shutdown_then_close();
 	test_close_while_spawning(4);
 	test_misuse();
 	return failures ? 1 : 0;

@@ -143,6 +143,7 @@ _PROTOS: Dict[str, Any] = {
     "ows_session_options_init": (None, [ctypes.POINTER(SessionOptions)]),
     "ows_session_open": (_int, [_p, _p, ctypes.POINTER(SessionOptions), _pp, _errp]),
     "ows_session_close": (_int, [_p, _errp]),
+    "ows_session_shutdown": (_int, [_p, _errp]),
     "ows_session_id": (_str, [_p]),
     "ows_session_provider": (_str, [_p]),
     "ows_session_enforcement": (_str, [_p]),

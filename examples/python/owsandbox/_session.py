@@ -213,13 +213,19 @@ class _Handle:
                     self.idle.notify_all()
 
     def take(self) -> Optional[int]:
-        """Marks the handle closed once calls in flight return; the pointer
-        to close, or None when it was closed already."""
+        """Marks the handle closed, ends the session's commands and waits for
+        the calls in flight to return; the pointer to close, or None when it
+        was closed already."""
         if getattr(self.local, "depth", 0):
             raise Error(Code.ESTATE, "cannot close a session from inside one of its calls",
                         "Session.close", "close it after the call returns")
         with self.lock:
             ptr, self.ptr = self.ptr, None
+        if ptr is not None:
+            # Its commands end now, so that calls in flight on other threads return
+            # (a run with no timeout too) before the pointer is freed.
+            lib().fn("ows_session_shutdown")(ptr, None)
+        with self.lock:
             while ptr is not None and self.calls:
                 self.idle.wait()
             waiters, self.waiters = self.waiters, set()
@@ -317,8 +323,8 @@ class Session:
 
     def close(self) -> None:
         """Ends every process of the session, daemons included, removes its
-        private folder and revokes what it granted.  Waits for calls in other
-        threads to return first (give them timeouts); a second close does
+        private folder and revokes what it granted.  Calls in other threads
+        return first: their commands are ended too.  A second close does
         nothing; any later call raises Error (OWS_ESTATE)."""
         _close_ptr(self._h, self._keep)  # raises before closing only from inside a call
         self._finalizer.detach()
