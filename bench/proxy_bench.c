@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench.h"
 
 static double now(void)
 {
@@ -148,12 +149,6 @@ static void *opener(void *arg)
 	return NULL;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int open_rate(int workers)
 {
 	pthread_t th[64];
@@ -170,7 +165,7 @@ static int open_rate(int workers)
 		for (long k = 0; k < r[i].n && k < r[i].cap && nl < 64000000 / 8; k++)
 			all[nl++] = r[i].lat[k];
 	}
-	qsort(all, (size_t)nl, sizeof(double), cmp);
+	qsort(all, (size_t)nl, sizeof(double), cmp_double);
 	printf("%.0f %.3f %.3f\n", total / g_secs, all[nl / 2] * 1e3, all[nl * 99 / 100] * 1e3);
 	return 0;
 }

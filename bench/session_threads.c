@@ -15,13 +15,7 @@
 #include <time.h>
 
 #include "owsandbox.h"
-
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
+#include "bench.h"
 
 static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
 

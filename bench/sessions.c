@@ -20,41 +20,9 @@
 #include <time.h>
 
 #include "owsandbox.h"
+#include "bench.h"
+#include "../test/selfcount.h"
 
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	if (n <= 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return v[n / 2];
-}
-
-static int count_dir(const char *path)
-{
-	DIR *d = opendir(path);
-	int n = 0;
-	for (struct dirent *e; d && (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
-}
-
-static int threads(void) { return count_dir("/proc/self/task"); }
-static int fds(void) { return count_dir("/proc/self/fd") - 1; }
 
 /* One request through the session's proxy: 1 when curl got a 200. */
 static int request(ows_session *s, const char *url)
@@ -97,7 +65,7 @@ int main(int argc, char **argv)
 	}
 	ows_session **s = calloc((size_t)n, sizeof(*s));
 	double *t = calloc((size_t)n, sizeof(*t));
-	int t0 = threads(), f0 = fds(), opened = 0;
+	int t0 = self_threads(), f0 = self_fds(), opened = 0;
 	double start = now_ms();
 	for (int i = 0; i < n; i++) {
 		double a = now_ms();
@@ -110,7 +78,7 @@ int main(int argc, char **argv)
 		t[opened++] = now_ms() - a;
 	}
 	double open_total = now_ms() - start;
-	int t1 = threads(), f1 = fds();
+	int t1 = self_threads(), f1 = self_fds();
 	printf("allowlist sessions open at once in one host (landlock)    %d of %d\n", opened, n);
 	printf("RLIMIT_NOFILE soft limit of this host                     %llu\n",
 	       (unsigned long long)rl.rlim_cur);
@@ -137,7 +105,7 @@ int main(int argc, char **argv)
 		ows_session_close(s[i], NULL);
 	printf("close, per session: mean (ms)                             %.1f\n",
 	       (now_ms() - c0) / opened);
-	printf("host threads after the last close                         %d\n", threads());
+	printf("host threads after the last close                         %d\n", self_threads());
 	free(s);
 	free(t);
 	ows_policy_free(p);

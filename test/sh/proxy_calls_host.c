@@ -23,6 +23,7 @@
 #include <jansson.h>
 
 #include "owsandbox.h"
+#include "../selfcount.h"
 
 static int die(const char *what, const ows_error *err)
 {
@@ -31,19 +32,6 @@ static int die(const char *what, const ows_error *err)
 	exit(1);
 }
 
-static int count_dir(const char *path)
-{
-	DIR *d = opendir(path);
-	int n = 0;
-	for (struct dirent *e; d && (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
-}
-
-static int threads(void) { return count_dir("/proc/self/task"); }
-static int fds(void) { return count_dir("/proc/self/fd") - 1; /* the one opendir holds */ }
 
 /* The hosts of a blocked list, comma-separated, into out. */
 static void hosts_of(const char *json, char *out, size_t cap)
@@ -336,13 +324,13 @@ static int two(const char *up, const char *private_name)
 	const char *two_sites[] = {"owstest-two-only.example:443", "@package-registries", NULL};
 	struct rlimit before, after;
 	getrlimit(RLIMIT_NOFILE, &before);
-	int t0 = threads();
+	int t0 = self_threads();
 	ows_policy *p1 = policy(one_sites, NULL), *p2 = policy(two_sites, NULL);
 	ows_config *c = config();
 	ows_session *s1 = open_session(p1, c, NULL);
-	int t1 = threads();
+	int t1 = self_threads();
 	ows_session *s2 = open_session(p2, c, NULL);
-	int t2 = threads();
+	int t2 = self_threads();
 	getrlimit(RLIMIT_NOFILE, &after);
 	printf("threads=%d %d %d\n", t0, t1, t2);
 	printf("nofile=%llu %llu\n", (unsigned long long)before.rlim_cur,
@@ -379,7 +367,7 @@ static int two(const char *up, const char *private_name)
 
 	ows_session_close(s2, NULL);
 	ows_session_close(s1, NULL);
-	printf("threads_after=%d\n", threads());
+	printf("threads_after=%d\n", self_threads());
 	ows_policy_free(p1);
 	ows_policy_free(p2);
 	ows_config_free(c);
@@ -406,7 +394,7 @@ static int many(int n, const char *up)
 	ows_session **s = calloc((size_t)n, sizeof(*s));
 	struct rlimit before, after;
 	getrlimit(RLIMIT_NOFILE, &before);
-	int t0 = threads(), f0 = fds();
+	int t0 = self_threads(), f0 = self_fds();
 	double start = now_ms();
 	int opened = 0;
 	for (int i = 0; i < n; i++) {
@@ -420,7 +408,7 @@ static int many(int n, const char *up)
 		opened++;
 	}
 	double open_ms = now_ms() - start;
-	int t1 = threads(), f1 = fds();
+	int t1 = self_threads(), f1 = self_fds();
 	getrlimit(RLIMIT_NOFILE, &after);
 	printf("opened=%d\n", opened);
 	printf("nofile=%llu %llu\n", (unsigned long long)before.rlim_cur,
@@ -453,7 +441,7 @@ static int many(int n, const char *up)
 		ows_session_close(s[i], NULL);
 	if (opened)
 		printf("per_close=%.1f ms\n", (now_ms() - close_start) / opened);
-	printf("threads_after=%d\n", threads());
+	printf("threads_after=%d\n", self_threads());
 	free(s);
 	ows_policy_free(p);
 	ows_config_free(c);

@@ -18,17 +18,7 @@
 
 #include "proxy.h"
 #include "tap.h"
-
-static int threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	int n = 0;
-	for (struct dirent *e; d && (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
-}
+#include "../selfcount.h"
 
 /* A listener on 127.0.0.1, any port: *port says which. */
 static int listener(int *port)
@@ -116,13 +106,13 @@ static bool names(const char *json, const char *host)
 
 int main(void)
 {
-	int t0 = threads();
+	int t0 = self_threads();
 	ows__pxc *a = NULL, *b = NULL;
 	ows_error err;
 	ows_error_clear(&err);
 	if (ows__pxc_open(&a, &err) < 0 || ows__pxc_open(&b, &err) < 0)
 		bail_out("open: %s", err.what);
-	int t2 = threads();
+	int t2 = self_threads();
 	ok(t2 - t0 <= 5, "two clients cost one proxy's threads (%d -> %d)", t0, t2);
 
 	ok(ows__pxc_allow(a, "owstest-a.invalid:80", "policy", NULL) == 0 &&
@@ -208,6 +198,6 @@ int main(void)
 	is_int(request(pb, "owstest-a.invalid"), 403, "b is served on after a's end");
 	is_int(request(pa, "owstest-a.invalid"), -1, "a's listener closed with it");
 	ows__pxc_close(b);
-	is_int(threads(), t0, "the last client's end stops the proxy's threads");
+	is_int(self_threads(), t0, "the last client's end stops the proxy's threads");
 	return done_testing();
 }
