@@ -128,8 +128,9 @@ check: all shared $(UNIT_BINS) $(EXAMPLE_BINS) build/fuzz/proxy_fuzz
 # The whole Linux suite on each kernel of the matrix (Debian 12's 6.1, with user namespaces
 # off, 6.12, 6.12 with /tmp nosuid), each in a throwaway VM: about 20-30 minutes a kernel
 # under TCG.  CI (.ci/run) runs a subset of each after `make check`.
+# `make check-kernels KERNELS=6.1` for one configuration (scripts/kernel-matrix.sh names them).
 check-kernels: all shared $(UNIT_BINS) $(EXAMPLE_BINS) build/fuzz/proxy_fuzz
-	scripts/kernel-matrix.sh --full
+	scripts/kernel-matrix.sh --full $(KERNELS)
 
 # The proxy's request parser and pattern matcher under libFuzzer (clang), or
 # under a plain random-mutation driver where libFuzzer is missing.  `make

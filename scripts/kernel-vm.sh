@@ -10,12 +10,13 @@
 # OWS_KERNEL_CACHE, default build/kernels of this checkout). The guest sees this machine's `/`
 # read-only over virtio-9p, with a tmpfs overlay so it can write; /home, /root's state folder
 # and /var/lib/owsandbox are on a fresh ext4 disk (overlayfs before 6.6 lacks O_TMPFILE and
-# treats ACLs its own way); /tmp is a tmpfs (nosuid with --nosuid-tmp, as Debian 13 mounts
-# it); cgroup2 is mounted unified at /sys/fs/cgroup with cpu, io, memory and pids enabled for
-# children, as systemd does. Sysctls go on the kernel command line and are applied again by
-# the guest. The command runs in the current folder (which must be visible under `/`), with
-# its output on this terminal; the script exits with the command's status, 124 when the
-# time ran out, 125 when the VM did not come up. Nothing of the guest survives it.
+# treats ACLs its own way), and so is a copy of /etc taken at boot; /tmp is a tmpfs (nosuid
+# with --nosuid-tmp, as Debian 13 mounts it); cgroup2 is mounted unified at /sys/fs/cgroup
+# with cpu, io, memory and pids enabled for children, as systemd does. Sysctls go on the
+# kernel command line and are applied again by the guest. The command runs in the current
+# folder (which must be visible under `/`), with its output on this terminal; the script
+# exits with the command's status, 124 when the time ran out, 125 when the VM did not come
+# up. Nothing of the guest survives it.
 #
 # KVM here is a nested paravirtual device that a stock kernel may not boot under: `auto`
 # uses KVM only when /dev/kvm opens, and falls back to TCG (5-10x slower) when the guest did
@@ -146,6 +147,10 @@ for d in home var/lib/owsandbox; do
 	mkdir -p "/disk/$d" "/newroot/$d"
 	mount --bind "/disk/$d" "/newroot/$d"
 done
+# /etc is a copy taken now, not an overlay on the host's live one: users and groups the
+# host's own tests add and remove meanwhile must not appear in the guest.
+cp -a /lower/etc /disk/etc || fail "cannot copy /etc"
+mount --bind /disk/etc /newroot/etc
 mkdir -p /newroot/run/owsvm
 mount --move /results /newroot/run/owsvm
 mount --move /proc /newroot/proc
