@@ -259,7 +259,7 @@ static void test_timeout_tree(void)
 	ok(r && r->timed_out && sleeps_gone("3608"),
 	   "so the timeout still ends the daemon it started after trying");
 	ows_run_result_free(r);
-	r = run(SH("command -v python3 >/dev/null || { echo no python; exit; }; python3 -c '"
+	r = run(SH("command -v python3 >/dev/null || { echo no python; exit; }; exec python3 -c '"
 		   "import os, signal\n"
 		   "try:\n fd = os.pidfd_open(os.getppid())\n"
 		   " signal.pidfd_send_signal(fd, signal.SIGKILL)\n print(\"killed\")\n"
