@@ -10,6 +10,7 @@
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,6 +88,143 @@ static char child_stack[64 * 1024] __attribute__((aligned(16)));
 static pid_t start_child(int (*fn)(void *), void *arg)
 {
 	return clone(fn, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
+}
+
+/* A call's reaper runs here, in its own copy of init (init.c's handle_spawn). */
+static char reaper_stack[64 * 1024] __attribute__((aligned(16)));
+
+/* ------------------------------------------- init: what reapers are spared */
+
+/* Anonymous mappings smaller than this are left to the reapers: the host's bulk is in large ones. */
+#define SPARE_MIN (256UL << 10)
+
+static unsigned long parse_hex(const char **s)
+{
+	unsigned long v = 0;
+	for (;; (*s)++) {
+		char c = **s;
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (unsigned long)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (unsigned long)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/*
+ * Around each address a reaper uses, this much stays on either side: the
+ * thread's TCB (struct pthread, a few KiB) and errno, which may sit in the
+ * same mapping as the host's bulk (the kernel merges a large anonymous
+ * mapping with its anonymous neighbour), and the frames of init's server.
+ */
+#define SPARE_WINDOW (64UL << 10)
+
+/* Marks [lo, hi) MADV_DONTFORK but for a window around each kept address. */
+static void spare_range(unsigned long lo, unsigned long hi, const unsigned long *keep, int nkeep)
+{
+	const unsigned long page = 4096;
+	unsigned long from = lo;
+	while (from < hi) {
+		unsigned long cut = hi, resume = hi; /* the first window still ahead */
+		for (int i = 0; i < nkeep; i++) {
+			unsigned long k = keep[i] & ~(page - 1);
+			unsigned long wlo = k > lo + SPARE_WINDOW ? k - SPARE_WINDOW : lo;
+			unsigned long whi = k + page + SPARE_WINDOW < hi ? k + page + SPARE_WINDOW : hi;
+			if (keep[i] < lo || keep[i] >= hi || whi <= from)
+				continue;
+			if (wlo < from)
+				wlo = from;
+			if (wlo < cut || (wlo == cut && whi > resume)) {
+				cut = wlo;
+				resume = whi;
+			}
+		}
+		if (cut > from)
+			madvise((void *)from, cut - from, MADV_DONTFORK);
+		from = resume;
+	}
+}
+
+struct spare {
+	const unsigned long *keep; /* addresses a reaper uses: their mappings stay */
+	int nkeep;
+	unsigned long prev_end;    /* the mapping before, and whether it is a file's data */
+	bool prev_data;
+};
+
+/* One line of /proc/self/maps: "lo-hi perms offset dev inode [path]". */
+static void spare_mapping(struct spare *sp, const char *line)
+{
+	const char *s = line;
+	unsigned long lo = parse_hex(&s);
+	if (*s++ != '-')
+		return;
+	unsigned long hi = parse_hex(&s);
+	if (*s++ != ' ')
+		return;
+	const bool private_rw = strncmp(s, "rw-p ", 5) == 0;
+	const char *path = s;
+	for (int field = 0; field < 4 && path; field++) /* perms, offset, dev, inode */
+		path = strchr(path, ' ') ? strchr(path, ' ') + 1 : NULL;
+	while (path && *path == ' ')
+		path++;
+	const bool anon = path && (*path == '\0' || strcmp(path, "[heap]") == 0);
+	const bool data = private_rw && path && *path && *path != '[';
+	/* .bss follows its file's data (rw-p): libc's and this library's statics live there. */
+	const bool bss = anon && lo == sp->prev_end && sp->prev_data;
+	if (private_rw && anon && !bss && hi - lo >= SPARE_MIN)
+		spare_range(lo, hi, sp->keep, sp->nkeep);
+	sp->prev_end = hi;
+	sp->prev_data = data;
+}
+
+/*
+ * Init is a copy of the host, whose memory may be large (a Python host's
+ * gigabyte), and each call's reaper is a fork of init: copying the page
+ * tables of that memory would cost every spawn milliseconds (25 ms for a
+ * 1 GiB host).  A reaper touches none of it: its stack and init's, the
+ * thread's TLS, the statics of libc and this library, the request's own
+ * mappings (made later).  So the host's large anonymous mappings are marked
+ * MADV_DONTFORK here: init keeps them (it may read the plan there), a
+ * reaper has none.  Kept: file mappings, the .bss after each, small ones,
+ * and a window around each address a reaper uses.  Nothing is freed;
+ * where /proc cannot be read reapers only cost more.
+ */
+void ows__init_spare_reapers(void)
+{
+	int here;
+	const unsigned long keep[] = {
+		(unsigned long)&here, (unsigned long)pthread_self(), (unsigned long)&errno,
+		(unsigned long)child_stack, (unsigned long)(child_stack + sizeof(child_stack) - 1),
+		(unsigned long)reaper_stack, (unsigned long)(reaper_stack + sizeof(reaper_stack) - 1),
+	};
+	struct spare sp = {.keep = keep, .nkeep = (int)OWS__ARRAY_LEN(keep)};
+	static char buf[8192];
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		char *line = buf, *nl;
+		while ((nl = memchr(line, '\n', (size_t)(buf + have - line)))) {
+			*nl = '\0';
+			spare_mapping(&sp, line);
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			have = 0; /* a line longer than the buffer: not ours to judge */
+	}
+	close(fd);
 }
 
 /* ------------------------------------------------------------ init: setup */
@@ -210,9 +348,26 @@ void ows__init_restrict(const struct ows__plan *p)
  * Sibling commands land in sibling layers: one cannot signal or trace
  * another started by a different request.  0, or an errno.
  */
-static int guard_command(const struct ows__plan *p, pid_t reaper);
+/*
+ * What a command's restriction needs, copied out of the plan: a call's
+ * reaper reads nothing of the plan, which lies in the host's memory that
+ * reapers do not get (spare_reapers_the_host).
+ */
+struct fence {
+	int abi;
+	bool in_host_ns;
+	pid_t init;
+	pid_t reaper;     /* the call's reaper, the command's parent; 0 for the proof */
+};
 
-static int restrict_command(const struct ows__plan *p, pid_t reaper)
+static struct fence fence_of(const struct ows__plan *p)
+{
+	return (struct fence){.abi = p->abi, .in_host_ns = p->in_host_ns, .init = p->init_pid};
+}
+
+static int guard_command(const struct fence *p);
+
+static int restrict_command(const struct fence *p)
 {
 	struct ows_ll_ruleset_attr attr = {
 		.handled_access_fs = p->abi >= 2 ? OWS_LL_FS_REFER : OWS_LL_FS_MAKE_BLOCK,
@@ -234,7 +389,7 @@ static int restrict_command(const struct ows__plan *p, pid_t reaper)
 	if (!e && syscall(SYS_landlock_restrict_self, rs, 0) != 0)
 		e = errno;
 	close(rs);
-	return e ? e : guard_command(p, reaper);
+	return e ? e : guard_command(p);
 }
 
 /*
@@ -247,12 +402,12 @@ static int restrict_command(const struct ows__plan *p, pid_t reaper)
  * command sits in a Landlock layer with the signal scope (host namespaces,
  * ABI 6), outside the domain of both.  0, or an errno.
  */
-static int guard_command(const struct ows__plan *p, pid_t reaper)
+static int guard_command(const struct fence *p)
 {
 	const bool scoped = p->in_host_ns && p->abi >= 6;
-	const pid_t pids[2] = {p->init_pid, reaper};
+	const pid_t pids[2] = {p->init, p->reaper};
 	struct sock_filter insns[128];
-	int n = ows__seccomp_guard_init(insns, OWS__ARRAY_LEN(insns), pids, reaper ? 2 : 1, !scoped);
+	int n = ows__seccomp_guard_init(insns, OWS__ARRAY_LEN(insns), pids, p->reaper ? 2 : 1, !scoped);
 	if (n < 0)
 		return E2BIG;
 	struct sock_fprog prog = {.len = (unsigned short)n, .filter = insns};
@@ -640,7 +795,8 @@ static void run_proof(const struct ows__plan *p)
 static int proof_child(void *arg)
 {
 	const struct ows__plan *p = arg;
-	int e = p->in_host_ns ? restrict_command(p, 0) : 0;
+	struct fence f = fence_of(p);
+	int e = p->in_host_ns ? restrict_command(&f) : 0;
 	if (e) {
 		struct ows__msg m = {.type = OWS_MSG_FAIL, .err = e};
 		ows__buf_add(m.text, sizeof(m.text), "restrict the proof");
@@ -767,10 +923,9 @@ static void unmap_request(struct request *rq)
 }
 
 struct command {
-	const struct ows__plan *plan;
+	struct fence fence;
 	struct request rq;
 	const int *stdio;
-	pid_t reaper;     /* the call's reaper, the command's parent: guarded */
 	int32_t err;      /* written by the child when it fails before exec */
 	char stage[12];
 };
@@ -795,8 +950,7 @@ static int command_child(void *arg)
 		strcpy(c->stage, "cwd");
 		_exit(127);
 	}
-	c->err = c->plan->in_host_ns ? restrict_command(c->plan, c->reaper)
-				     : guard_command(c->plan, c->reaper);
+	c->err = c->fence.in_host_ns ? restrict_command(&c->fence) : guard_command(&c->fence);
 	if (c->err) {
 		strcpy(c->stage, "restrict");
 		_exit(127);
@@ -963,7 +1117,7 @@ static int call_reaper(void *arg)
 		_exit(0);
 	}
 	const pid_t init = getppid();
-	k->cmd.reaper = (pid_t)syscall(SYS_getpid);
+	k->cmd.fence.reaper = (pid_t)syscall(SYS_getpid);
 	if (!call_start(k))
 		_exit(0);
 	for (;;) {
@@ -1008,9 +1162,8 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 			 struct child *children)
 {
 	struct ows__msg reply = {.type = OWS_MSG_SPAWN_FAIL, .id = m->id, .err = EINVAL};
-	struct call k = {.cmd = {.plan = p, .stdio = fds + 1}, .id = m->id, .listener = -1,
+	struct call k = {.cmd = {.fence = fence_of(p), .stdio = fds + 1}, .id = m->id, .listener = -1,
 			 .port = m->code};
-	static char reaper_stack[64 * 1024] __attribute__((aligned(16)));
 	int slot = -1;
 	for (int i = 0; i < OWS_INIT_MAX_PROCS && slot < 0; i++)
 		if (children[i].pid == 0)

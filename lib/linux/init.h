@@ -173,6 +173,8 @@ OWS__HIDDEN void ows__init_drop_identity(const struct ows__plan *p);
 OWS__HIDDEN void ows__init_restrict(const struct ows__plan *p);
 /* Runs the proof in a child (a command's view, but for the exec) and sends it. */
 OWS__HIDDEN void ows__init_prove(const struct ows__plan *p);
+/* Marks the host's bulk of memory MADV_DONTFORK: no call's reaper copies it (init.c). */
+OWS__HIDDEN void ows__init_spare_reapers(void);
 /* Serves spawn and kill requests until the control socket closes. */
 OWS__HIDDEN __attribute__((noreturn)) void ows__init_serve(const struct ows__plan *p);
 /*

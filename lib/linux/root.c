@@ -456,6 +456,7 @@ void ows__init_main(struct ows__plan *p)
 	}
 	syscall(SYS_close_range, 4, ~0U, 0);
 	p->init_pid = (pid_t)syscall(SYS_getpid);
+	ows__init_spare_reapers(); /* while the host's /proc is in view */
 	if (p->userns)
 		map_ids(p);
 	/* Init holds a copy of the host's memory: no command may read or trace it. */
