@@ -379,8 +379,9 @@ OWS_API int ows_proc_wait(ows_proc *proc, int timeout_ms, int *exit_code, ows_er
  * other signal goes to the command's process group (a shell's job: what it
  * started and did not move out with setsid).  Under `direct` every signal,
  * SIGKILL too, goes to the process group only; on Windows any signal ends
- * the command alone (what it started ends with the session).  0 also when
- * the command has exited already.
+ * the command alone (what it started ends with the session).  Once the
+ * command has exited this does nothing and returns 0: what it left running
+ * ends with the session.
  */
 OWS_API int ows_proc_kill(ows_proc *proc, int signo, ows_error *err);
 /*
