@@ -118,12 +118,12 @@ static unsigned long parse_hex(const char **s)
  * same mapping as the host's bulk (the kernel merges a large anonymous
  * mapping with its anonymous neighbour), and the frames of init's server.
  */
-#define SPARE_WINDOW (64UL << 10)
+#define SPARE_WINDOW (64UL << 10) /* a multiple of the page size */
 
 /* Marks [lo, hi) MADV_DONTFORK but for a window around each kept address. */
 static void spare_range(unsigned long lo, unsigned long hi, const unsigned long *keep, int nkeep)
 {
-	const unsigned long page = 4096;
+	const unsigned long page = (unsigned long)getpagesize();
 	unsigned long from = lo;
 	while (from < hi) {
 		unsigned long cut = hi, resume = hi; /* the first window still ahead */
