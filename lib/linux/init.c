@@ -400,7 +400,9 @@ static int restrict_command(const struct fence *p)
  * is safe from its children anyway (the kernel drops a SIGKILL sent to pid 1
  * from inside); the reaper is not.  pidfd_send_signal goes too unless the
  * command sits in a Landlock layer with the signal scope (host namespaces,
- * ABI 6), outside the domain of both.  0, or an errno.
+ * ABI 6), outside the domain of both.  Inside a PID namespace init is pid
+ * 1, so its "group" -1 is refused too: kill(-1), which would reach every
+ * call's reaper (and every other call's processes).  0, or an errno.
  */
 static int guard_command(const struct fence *p)
 {
