@@ -270,6 +270,11 @@ static void test_timeout_tree(void)
 		ok(r && strncmp(r->out, "refused", 7) == 0 && !r->timed_out,
 		   "nor by pidfd (got %s)", r ? r->out : "nothing");
 	ows_run_result_free(r);
+	r = run(SH("kill -KILL -1 2>/dev/null && echo killed || echo refused"), &o);
+	ok(r && strcmp(r->out, "refused\n") == 0 && count_sleeps("3605") == 1,
+	   "nor every process at once (kill -1): another call's daemon lives on (got %s)",
+	   r ? r->out : "nothing");
+	ows_run_result_free(r);
 }
 
 static void test_daemon_outlives(void)
