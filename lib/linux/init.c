@@ -1006,7 +1006,8 @@ static int call_listener(const struct ows__plan *p, int port)
  *
  * Init asks a reaper by queueing it OWS_SIG_CALL with the signal as value:
  * SIGKILL ends the call's tree, any other signal goes to the command's
- * process group.  Init and its reapers keep OWS_SIG_CALL blocked from the
+ * process group; a reaper tells init its command exited the same way, with
+ * the call's id (call_ended).  Init and its reapers keep OWS_SIG_CALL blocked from the
  * start, so that a request never finds a reaper that has not blocked it yet;
  * a reaper believes only its parent, and the call's processes cannot reach
  * it (guard_command).  Should a reaper die all the same, its orphans go to
@@ -1021,6 +1022,7 @@ struct call {
 	int listener; /* the call's proxy listener, or -1 */
 	int port;
 	pid_t pid;    /* the command, 0 once its exit is sent */
+	pid_t init;   /* the reaper's parent, the one it believes */
 };
 
 /*
@@ -1059,6 +1061,8 @@ static void call_reaped(void *arg, pid_t pid, int st)
 	close(k->status);
 	k->status = -1;
 	k->pid = 0;
+	/* The call has ended: init frees its slot (what it left running stays the reaper's). */
+	sigqueue(k->init, OWS_SIG_CALL, (union sigval){.sival_int = (int)k->id});
 }
 
 static void end_descendants(void (*reaped)(void *, pid_t, int), void *arg);
@@ -1118,7 +1122,7 @@ static int call_reaper(void *arg)
 		ows__init_send(k->status, &m, sizeof(m));
 		_exit(0);
 	}
-	const pid_t init = getppid();
+	k->init = getppid();
 	k->cmd.fence.reaper = (pid_t)syscall(SYS_getpid);
 	if (!call_start(k))
 		_exit(0);
@@ -1130,7 +1134,7 @@ static int call_reaper(void *arg)
 		if (n != (ssize_t)sizeof(si))
 			break;
 		if (si.ssi_signo == (uint32_t)OWS_SIG_CALL) {
-			if ((pid_t)si.ssi_pid != init || si.ssi_code != SI_QUEUE)
+			if ((pid_t)si.ssi_pid != k->init || si.ssi_code != SI_QUEUE)
 				continue;
 			if (si.ssi_int == SIGKILL)
 				break;
@@ -1209,6 +1213,19 @@ out:
 		close(fds[i]);
 	if (k.listener >= 0)
 		close(k.listener);
+}
+
+/*
+ * A reaper says its command has exited: its slot is free for another call,
+ * so that calls whose daemons live on do not use up OWS_INIT_MAX_PROCS.  A
+ * kill of that call then finds nothing, as the host sends none after the
+ * exit; the session's close ends the daemons all the same.
+ */
+static void call_ended(struct child *children, pid_t reaper, uint32_t id)
+{
+	for (int i = 0; i < OWS_INIT_MAX_PROCS; i++)
+		if (children[i].pid == reaper && children[i].id == id)
+			children[i].pid = 0;
 }
 
 static void reap(struct child *children)
@@ -1400,9 +1417,8 @@ void ows__init_serve(const struct ows__plan *p)
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, OWS_SIG_CALL); /* blocked for the reapers to inherit; init never gets it */
+	sigaddset(&mask, OWS_SIG_CALL); /* a reaper's "my call ended"; blocked for reapers to inherit */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sigdelset(&mask, OWS_SIG_CALL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0)
 		ows__init_die(p, "signalfd", NULL);
@@ -1417,7 +1433,8 @@ void ows__init_serve(const struct ows__plan *p)
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				;
+				if (si.ssi_signo == (uint32_t)OWS_SIG_CALL && si.ssi_code == SI_QUEUE)
+					call_ended(children, (pid_t)si.ssi_pid, (uint32_t)si.ssi_int);
 			reap(children);
 		}
 		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))

@@ -290,6 +290,28 @@ static void test_daemon_outlives(void)
 	ows_run_result_free(r);
 }
 
+/*
+ * Calls whose daemons live on keep their reapers, but not their places among
+ * the commands init runs at once (256): 300 of them in a row all start.
+ */
+static void test_lingering(void)
+{
+	int started = 0;
+	for (int i = 0; i < 300; i++) {
+		ows_proc *proc = NULL;
+		int code = -1;
+		if (ows_session_spawn(S, SH("setsid sleep 3609 & exit 0"), NULL, &proc, NULL) == 0 &&
+		    ows_proc_wait(proc, -1, &code, NULL) == 1 && code == 0)
+			started++;
+		ows_proc_free(proc);
+	}
+	is_int(started, 300, "300 calls in a row, each leaving a daemon: every one starts");
+	int alive = 0;
+	for (int i = 0; i < 200 && (alive = count_sleeps("3609")) < 300; i++)
+		sleep_ms(50);
+	is_int(alive, 300, "and their daemons live on (they end with the session)");
+}
+
 struct stream_log {
 	char *data[3];
 	size_t len[3];
@@ -569,7 +591,7 @@ int main(int argc, char **argv)
 		{"capture", test_capture},   {"exit_codes", test_exit_codes},
 		{"cap", test_cap},           {"stdin", test_stdin},
 		{"timeout", test_timeout},   {"timeout_tree", test_timeout_tree},
-		{"daemon", test_daemon_outlives},
+		{"daemon", test_daemon_outlives}, {"lingering", test_lingering},
 		{"streaming", test_streaming}, {"json", test_json},
 		{"threads", test_threads},   {"blocked", test_blocked},
 		{"latency", test_latency},
@@ -586,7 +608,7 @@ int main(int argc, char **argv)
 
 	ows_session_close(S, NULL);
 	ows_config_free(C);
-	ok(sleeps_gone("3603") && sleeps_gone("3605"),
+	ok(sleeps_gone("3603") && sleeps_gone("3605") && sleeps_gone("3609"),
 	   "the daemons calls left behind end with the session");
 	return done_testing();
 }
