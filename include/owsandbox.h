@@ -378,6 +378,19 @@ OWS_API int ows_session_spawn(ows_session *session, const char *const argv[],
  * closed: 1 with the exit it had (128+9 when the close killed it).
  */
 OWS_API int ows_proc_wait(ows_proc *proc, int timeout_ms, int *exit_code, ows_error *err);
+/*
+ * Signals the command.  SIGKILL ends the call: under `landlock` and
+ * `account`, the command and every process it started, daemons included
+ * (a double fork, nohup, one that called setsid()), and nothing another
+ * call started, also in the same session; each call's processes are known
+ * to a reaper of its own inside the sandbox, not to a process group.  Any
+ * other signal goes to the command's process group (a shell's job: what it
+ * started and did not move out with setsid).  Under `direct` every signal,
+ * SIGKILL too, goes to the process group only; on Windows any signal ends
+ * the command alone (what it started ends with the session).  Once the
+ * command has exited this does nothing and returns 0: what it left running
+ * ends with the session.
+ */
 OWS_API int ows_proc_kill(ows_proc *proc, int signo, ows_error *err);
 /*
  * A descriptor that becomes readable when the command has exited, for an
@@ -428,8 +441,9 @@ typedef struct ows_run_options {
 	const void *input;      /* bytes written to the command's stdin, then closed; */
 	size_t input_len;       /*   NULL: stdin is /dev/null */
 	int timeout_ms;         /* <= 0: none; when it (or the session's wall_seconds)
-				   passes, the command's process group is killed, the
-				   daemons it double-forked too, and timed_out is set */
+				   passes, the call is killed as ows_proc_kill(SIGKILL)
+				   does (under the Linux sandboxes the command and all
+				   it started, setsid daemons too) and timed_out is set */
 	size_t output_limit;    /* bytes kept of each stream (0: 1 MiB); the rest is
 				   read and dropped, and *_truncated set */
 	ows_output_fn on_output; /* also streamed here, every byte, past the limit
@@ -458,9 +472,9 @@ typedef struct ows_run_result {
  * when asked), the per-call timeout applied.  Thread-safe on one session.
  * The call ends at the command's exit and a short drain of its pipes (100
  * ms, 2 s after a kill), not when every holder of the pipes has closed them:
- * a background process it left runs on until the session closes, and what
- * it writes later is not captured.  One that left the process group
- * (setsid) outlives the timeout's kill too.  The host's signal dispositions
+ * a background process it left runs on until the session closes (or the
+ * timeout kills the call while the command still runs), and what it writes
+ * later is not captured.  The host's signal dispositions
  * and mask are left as they were (stdin is written with SIGPIPE blocked in
  * the calling thread only).
  * A command that ran returns 0 whatever its exit code, and *out holds the

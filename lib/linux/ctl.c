@@ -170,6 +170,10 @@ static void collect_exit(ows_proc *p)
 	}
 	bool told = n == (ssize_t)sizeof(m) && m.type == OWS_MSG_EXITED;
 	ows__proc_set_exit(p, told ? m.code : 128 + SIGKILL);
+	/* ows_proc_fd stays readable from now on, whether or not the sender (the call's
+	 * reaper) has closed its end yet: it sends the exit, then closes. */
+	if (p->exit_fd >= 0)
+		shutdown(p->exit_fd, SHUT_RD);
 }
 
 /* Sets every handle's exit: the sandbox is gone.  No call is in flight (close). */

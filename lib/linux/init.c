@@ -10,6 +10,7 @@
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,6 +88,143 @@ static char child_stack[64 * 1024] __attribute__((aligned(16)));
 static pid_t start_child(int (*fn)(void *), void *arg)
 {
 	return clone(fn, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
+}
+
+/* A call's reaper runs here, in its own copy of init (init.c's handle_spawn). */
+static char reaper_stack[64 * 1024] __attribute__((aligned(16)));
+
+/* ------------------------------------------- init: what reapers are spared */
+
+/* Anonymous mappings smaller than this are left to the reapers: the host's bulk is in large ones. */
+#define SPARE_MIN (256UL << 10)
+
+static unsigned long parse_hex(const char **s)
+{
+	unsigned long v = 0;
+	for (;; (*s)++) {
+		char c = **s;
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (unsigned long)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (unsigned long)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/*
+ * Around each address a reaper uses, this much stays on either side: the
+ * thread's TCB (struct pthread, a few KiB) and errno, which may sit in the
+ * same mapping as the host's bulk (the kernel merges a large anonymous
+ * mapping with its anonymous neighbour), and the frames of init's server.
+ */
+#define SPARE_WINDOW (64UL << 10) /* a multiple of the page size */
+
+/* Marks [lo, hi) MADV_DONTFORK but for a window around each kept address. */
+static void spare_range(unsigned long lo, unsigned long hi, const unsigned long *keep, int nkeep)
+{
+	const unsigned long page = (unsigned long)getpagesize();
+	unsigned long from = lo;
+	while (from < hi) {
+		unsigned long cut = hi, resume = hi; /* the first window still ahead */
+		for (int i = 0; i < nkeep; i++) {
+			unsigned long k = keep[i] & ~(page - 1);
+			unsigned long wlo = k > lo + SPARE_WINDOW ? k - SPARE_WINDOW : lo;
+			unsigned long whi = k + page + SPARE_WINDOW < hi ? k + page + SPARE_WINDOW : hi;
+			if (keep[i] < lo || keep[i] >= hi || whi <= from)
+				continue;
+			if (wlo < from)
+				wlo = from;
+			if (wlo < cut || (wlo == cut && whi > resume)) {
+				cut = wlo;
+				resume = whi;
+			}
+		}
+		if (cut > from)
+			madvise((void *)from, cut - from, MADV_DONTFORK);
+		from = resume;
+	}
+}
+
+struct spare {
+	const unsigned long *keep; /* addresses a reaper uses: their mappings stay */
+	int nkeep;
+	unsigned long prev_end;    /* the mapping before, and whether it is a file's data */
+	bool prev_data;
+};
+
+/* One line of /proc/self/maps: "lo-hi perms offset dev inode [path]". */
+static void spare_mapping(struct spare *sp, const char *line)
+{
+	const char *s = line;
+	unsigned long lo = parse_hex(&s);
+	if (*s++ != '-')
+		return;
+	unsigned long hi = parse_hex(&s);
+	if (*s++ != ' ')
+		return;
+	const bool private_rw = strncmp(s, "rw-p ", 5) == 0;
+	const char *path = s;
+	for (int field = 0; field < 4 && path; field++) /* perms, offset, dev, inode */
+		path = strchr(path, ' ') ? strchr(path, ' ') + 1 : NULL;
+	while (path && *path == ' ')
+		path++;
+	const bool anon = path && (*path == '\0' || strcmp(path, "[heap]") == 0);
+	const bool data = private_rw && path && *path && *path != '[';
+	/* .bss follows its file's data (rw-p): libc's and this library's statics live there. */
+	const bool bss = anon && lo == sp->prev_end && sp->prev_data;
+	if (private_rw && anon && !bss && hi - lo >= SPARE_MIN)
+		spare_range(lo, hi, sp->keep, sp->nkeep);
+	sp->prev_end = hi;
+	sp->prev_data = data;
+}
+
+/*
+ * Init is a copy of the host, whose memory may be large (a Python host's
+ * gigabyte), and each call's reaper is a fork of init: copying the page
+ * tables of that memory would cost every spawn milliseconds (25 ms for a
+ * 1 GiB host).  A reaper touches none of it: its stack and init's, the
+ * thread's TLS, the statics of libc and this library, the request's own
+ * mappings (made later).  So the host's large anonymous mappings are marked
+ * MADV_DONTFORK here: init keeps them (it may read the plan there), a
+ * reaper has none.  Kept: file mappings, the .bss after each, small ones,
+ * and a window around each address a reaper uses.  Nothing is freed;
+ * where /proc cannot be read reapers only cost more.
+ */
+void ows__init_spare_reapers(void)
+{
+	int here;
+	const unsigned long keep[] = {
+		(unsigned long)&here, (unsigned long)pthread_self(), (unsigned long)&errno,
+		(unsigned long)child_stack, (unsigned long)(child_stack + sizeof(child_stack) - 1),
+		(unsigned long)reaper_stack, (unsigned long)(reaper_stack + sizeof(reaper_stack) - 1),
+	};
+	struct spare sp = {.keep = keep, .nkeep = (int)OWS__ARRAY_LEN(keep)};
+	static char buf[8192];
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		char *line = buf, *nl;
+		while ((nl = memchr(line, '\n', (size_t)(buf + have - line)))) {
+			*nl = '\0';
+			spare_mapping(&sp, line);
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			have = 0; /* a line longer than the buffer: not ours to judge */
+	}
+	close(fd);
 }
 
 /* ------------------------------------------------------------ init: setup */
@@ -204,12 +342,32 @@ void ows__init_restrict(const struct ows__plan *p)
  * with ABI 6's signal scope the command cannot signal init (nor the
  * person's other processes), and on any ABI it cannot trace it.  The layer
  * handles only REFER, granted everywhere (every layer denies reparenting
- * unless it grants it; init's layer decides that).  Where no scope is
- * (ABI < 6), the seccomp guard refuses signals aimed at init by pid.
+ * unless it grants it; init's layer decides that).  The seccomp guard
+ * (guard_command) refuses signals aimed at init and the call's reaper by
+ * pid on every ABI, and pidfd signals where no scope is (ABI < 6).
  * Sibling commands land in sibling layers: one cannot signal or trace
  * another started by a different request.  0, or an errno.
  */
-static int restrict_command(const struct ows__plan *p)
+/*
+ * What a command's restriction needs, copied out of the plan: a call's
+ * reaper reads nothing of the plan, which lies in the host's memory that
+ * reapers do not get (spare_reapers_the_host).
+ */
+struct fence {
+	int abi;
+	bool in_host_ns;
+	pid_t init;
+	pid_t reaper;     /* the call's reaper, the command's parent; 0 for the proof */
+};
+
+static struct fence fence_of(const struct ows__plan *p)
+{
+	return (struct fence){.abi = p->abi, .in_host_ns = p->in_host_ns, .init = p->init_pid};
+}
+
+static int guard_command(const struct fence *p);
+
+static int restrict_command(const struct fence *p)
 {
 	struct ows_ll_ruleset_attr attr = {
 		.handled_access_fs = p->abi >= 2 ? OWS_LL_FS_REFER : OWS_LL_FS_MAKE_BLOCK,
@@ -231,12 +389,31 @@ static int restrict_command(const struct ows__plan *p)
 	if (!e && syscall(SYS_landlock_restrict_self, rs, 0) != 0)
 		e = errno;
 	close(rs);
-	struct sock_filter insns[64];
-	int n = e ? -1 : ows__seccomp_guard_init(insns, OWS__ARRAY_LEN(insns), p->init_pid, p->abi < 6);
+	return e ? e : guard_command(p);
+}
+
+/*
+ * The seccomp guard every command takes, in both modes: no signal, SIGIO
+ * owner or hard limit aimed at init or at the call's reaper (`reaper`; 0
+ * for the proof).  A command that killed its reaper would hand its daemons
+ * to init, out of reach of the call's kill.  Init in its own PID namespace
+ * is safe from its children anyway (the kernel drops a SIGKILL sent to pid 1
+ * from inside); the reaper is not.  pidfd_send_signal goes too unless the
+ * command sits in a Landlock layer with the signal scope (host namespaces,
+ * ABI 6), outside the domain of both.  Inside a PID namespace init is pid
+ * 1, so its "group" -1 is refused too: kill(-1), which would reach every
+ * call's reaper (and every other call's processes).  0, or an errno.
+ */
+static int guard_command(const struct fence *p)
+{
+	const bool scoped = p->in_host_ns && p->abi >= 6;
+	const pid_t pids[2] = {p->init, p->reaper};
+	struct sock_filter insns[128];
+	int n = ows__seccomp_guard_init(insns, OWS__ARRAY_LEN(insns), pids, p->reaper ? 2 : 1, !scoped);
+	if (n < 0)
+		return E2BIG;
 	struct sock_fprog prog = {.len = (unsigned short)n, .filter = insns};
-	if (!e && (n < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0))
-		e = n < 0 ? E2BIG : errno;
-	return e;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0 ? errno : 0;
 }
 
 /* ------------------------------------------------------------ init: proof */
@@ -620,7 +797,8 @@ static void run_proof(const struct ows__plan *p)
 static int proof_child(void *arg)
 {
 	const struct ows__plan *p = arg;
-	int e = p->in_host_ns ? restrict_command(p) : 0;
+	struct fence f = fence_of(p);
+	int e = p->in_host_ns ? restrict_command(&f) : 0;
 	if (e) {
 		struct ows__msg m = {.type = OWS_MSG_FAIL, .err = e};
 		ows__buf_add(m.text, sizeof(m.text), "restrict the proof");
@@ -643,10 +821,10 @@ void ows__init_prove(const struct ows__plan *p)
 
 /* ------------------------------------------------------ init: the server */
 
+/* A call's reaper, as init knows it. */
 struct child {
-	pid_t pid;
-	uint32_t id;
-	int status;  /* init's end of the command's status channel: its exit goes there */
+	pid_t pid;   /* the reaper; 0: a free slot */
+	uint32_t id; /* the call's */
 };
 
 /* Finds `name` in a PATH and execs it; returns the most telling errno. */
@@ -747,7 +925,7 @@ static void unmap_request(struct request *rq)
 }
 
 struct command {
-	const struct ows__plan *plan;
+	struct fence fence;
 	struct request rq;
 	const int *stdio;
 	int32_t err;      /* written by the child when it fails before exec */
@@ -774,7 +952,8 @@ static int command_child(void *arg)
 		strcpy(c->stage, "cwd");
 		_exit(127);
 	}
-	if (c->plan->in_host_ns && (c->err = restrict_command(c->plan)) != 0) {
+	c->err = c->fence.in_host_ns ? restrict_command(&c->fence) : guard_command(&c->fence);
+	if (c->err) {
 		strcpy(c->stage, "restrict");
 		_exit(127);
 	}
@@ -815,21 +994,183 @@ static int call_listener(const struct ows__plan *p, int port)
 }
 
 /*
+ * Each call has a reaper of its own: a fork of init that starts the command
+ * and stays its parent, a child subreaper.  What the command leaves running
+ * (a double fork, nohup, a daemon that called setsid()) becomes the
+ * reaper's child when its parent dies, never init's, so the reaper knows
+ * the call's processes and no other: a kill of the call (SIGKILL) ends them
+ * all, generation by generation (end_descendants), and touches no other
+ * call.  It sends the command's exit on the call's status channel when the
+ * command exits (the call ends there; its daemons may go on), reaps until
+ * it has no child left, then exits.
+ *
+ * Init asks a reaper by queueing it OWS_SIG_CALL with the signal as value:
+ * SIGKILL ends the call's tree, any other signal goes to the command's
+ * process group; a reaper tells init its command exited the same way, with
+ * the call's id (call_ended).  Init and its reapers keep OWS_SIG_CALL blocked from the
+ * start, so that a request never finds a reaper that has not blocked it yet;
+ * a reaper believes only its parent, and the call's processes cannot reach
+ * it (guard_command).  Should a reaper die all the same, its orphans go to
+ * init and live until the session closes, like those of an older init.
+ */
+#define OWS_SIG_CALL SIGRTMIN
+
+struct call {
+	struct command cmd;
+	uint32_t id;
+	int status;   /* the call's status channel (the reaper's) */
+	int listener; /* the call's proxy listener, or -1 */
+	int port;
+	pid_t pid;    /* the command, 0 once its exit is sent */
+	pid_t init;   /* the reaper's parent, the one it believes */
+};
+
+/*
+ * Keeps only the descriptors in keep (n of them, below 1024) and closes the
+ * rest: a reaper holds no other call's channel, and not the control socket.
+ */
+static void close_all_but(const int *keep, int n)
+{
+	int sorted[8], k = 0;
+	for (int i = 0; i < n && k < (int)OWS__ARRAY_LEN(sorted); i++) {
+		if (keep[i] < 0)
+			continue;
+		int j = k++;
+		for (; j > 0 && sorted[j - 1] > keep[i]; j--)
+			sorted[j] = sorted[j - 1];
+		sorted[j] = keep[i];
+	}
+	unsigned int from = 0;
+	for (int i = 0; i < k; i++) {
+		if ((unsigned int)sorted[i] > from)
+			syscall(SYS_close_range, from, (unsigned int)sorted[i] - 1, 0);
+		from = (unsigned int)sorted[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+}
+
+/* The command's exit, once, on the call's status channel; then the call has ended. */
+static void call_reaped(void *arg, pid_t pid, int st)
+{
+	struct call *k = arg;
+	if (!k->pid || pid != k->pid)
+		return;
+	struct ows__msg m = {.type = OWS_MSG_EXITED, .id = k->id};
+	m.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	ows__init_send(k->status, &m, sizeof(m));
+	close(k->status);
+	k->status = -1;
+	k->pid = 0;
+	/* The call has ended: init frees its slot (what it left running stays the reaper's). */
+	sigqueue(k->init, OWS_SIG_CALL, (union sigval){.sival_int = (int)k->id});
+}
+
+static void end_descendants(void (*reaped)(void *, pid_t, int), void *arg);
+
+/* Starts the command and sends STARTED (with the call's listener) or SPAWN_FAIL. */
+static bool call_start(struct call *k)
+{
+	struct ows__msg reply = {.type = OWS_MSG_SPAWN_FAIL, .id = k->id};
+	pid_t pid = start_child(command_child, &k->cmd);
+	unmap_request(&k->cmd.rq);
+	for (int i = 0; i < 3; i++)
+		close(k->cmd.stdio[i]);
+	if (pid < 0) {
+		reply.err = errno;
+		ows__buf_add(reply.text, sizeof(reply.text), "fork");
+	} else if (k->cmd.err) {
+		reply.err = k->cmd.err;
+		k->cmd.stage[sizeof(k->cmd.stage) - 1] = '\0';
+		ows__buf_add(reply.text, sizeof(reply.text), k->cmd.stage);
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	} else {
+		reply.type = OWS_MSG_STARTED;
+		reply.code = k->listener >= 0 ? k->port : 0;
+		k->pid = pid;
+	}
+	/* The call's listener goes to the host with the news that it started. */
+	if (reply.type == OWS_MSG_STARTED && k->listener >= 0) {
+		if (ows__send_fds(k->status, &reply, &k->listener, 1) == 0)
+			reply.type = 0;
+		else
+			reply.code = 0; /* the call shares the session's listener */
+	}
+	if (reply.type)
+		ows__init_send(k->status, &reply, sizeof(reply));
+	if (k->listener >= 0)
+		close(k->listener);
+	k->listener = -1;
+	return k->pid != 0;
+}
+
+/* The reaper's life: see above.  Runs in a fork of init (its own copy of *arg). */
+static int call_reaper(void *arg)
+{
+	struct call *k = arg;
+	const int keep[] = {k->cmd.stdio[0], k->cmd.stdio[1], k->cmd.stdio[2], k->status, k->listener};
+	close_all_but(keep, (int)OWS__ARRAY_LEN(keep));
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, OWS_SIG_CALL);
+	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0 || prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+		struct ows__msg m = {.type = OWS_MSG_SPAWN_FAIL, .id = k->id, .err = errno};
+		ows__buf_add(m.text, sizeof(m.text), "reaper");
+		ows__init_send(k->status, &m, sizeof(m));
+		_exit(0);
+	}
+	k->init = getppid();
+	k->cmd.fence.reaper = (pid_t)syscall(SYS_getpid);
+	if (!call_start(k))
+		_exit(0);
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t n = read(sfd, &si, sizeof(si));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(si))
+			break;
+		if (si.ssi_signo == (uint32_t)OWS_SIG_CALL) {
+			if ((pid_t)si.ssi_pid != k->init || si.ssi_code != SI_QUEUE)
+				continue;
+			if (si.ssi_int == SIGKILL)
+				break;
+			if (k->pid && kill(-k->pid, si.ssi_int) != 0)
+				kill(k->pid, si.ssi_int);
+			continue;
+		}
+		int st;
+		pid_t pid;
+		while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+			call_reaped(k, pid, st);
+		if (pid < 0 && errno == ECHILD)
+			_exit(0); /* the command and all it started are gone */
+	}
+	end_descendants(call_reaped, k);
+	_exit(0);
+}
+
+/*
  * A spawn request carries its own reply channel: one end of a socket pair the
  * host made for this command (fds[4], SOCK_SEQPACKET: a host that let go of
  * its end costs init an EPIPE, never a SIGPIPE).  The reply (STARTED or
  * SPAWN_FAIL) and later the exit (EXITED) go there, never onto the shared
  * control socket, so that host threads spawning and waiting at once each read
- * only their own command's news.  Init holds its end while the command runs
- * and closes it once the exit is sent; when init ends it closes with it, and
- * the host reads end of file: the sandbox killed the command.
+ * only their own command's news.  The call's reaper holds that end while the
+ * command runs and closes it once the exit is sent; when the reaper dies
+ * (the session ended) it closes with it, and the host reads end of file:
+ * the sandbox killed the command.
  */
 static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, const int *fds, int nfds,
 			 struct child *children)
 {
 	struct ows__msg reply = {.type = OWS_MSG_SPAWN_FAIL, .id = m->id, .err = EINVAL};
-	struct command c = {.plan = p, .stdio = fds + 1};
-	int slot = -1, listener = -1;
+	struct call k = {.cmd = {.fence = fence_of(p), .stdio = fds + 1}, .id = m->id, .listener = -1,
+			 .port = m->code};
+	int slot = -1;
 	for (int i = 0; i < OWS_INIT_MAX_PROCS && slot < 0; i++)
 		if (children[i].pid == 0)
 			slot = i;
@@ -839,80 +1180,62 @@ static void handle_spawn(const struct ows__plan *p, const struct ows__msg *m, co
 			close(fds[i]);
 		return;
 	}
-	const int status = fds[4];
+	k.status = fds[4];
 	if (slot < 0) {
 		reply.err = EAGAIN;
 		ows__buf_add(reply.text, sizeof(reply.text), "too many commands at once");
 		goto out;
 	}
-	if ((reply.err = map_request(fds[0], &c.rq))) {
-		unmap_request(&c.rq);
+	if ((reply.err = map_request(fds[0], &k.cmd.rq))) {
 		ows__buf_add(reply.text, sizeof(reply.text), "request");
 		goto out;
 	}
-	if (m->code && (listener = call_listener(p, m->code)) < 0) {
+	if (m->code && (k.listener = call_listener(p, m->code)) < 0) {
 		reply.err = errno;
-		unmap_request(&c.rq);
 		ows__buf_add(reply.text, sizeof(reply.text), "proxy port");
 		goto out;
 	}
-	pid_t pid = start_child(command_child, &c);
-	unmap_request(&c.rq);
+	/* No CLONE_VM: the reaper has its own copy of k, of the request's mappings, of init. */
+	pid_t pid = clone(call_reaper, reaper_stack + sizeof(reaper_stack), SIGCHLD, &k);
 	if (pid < 0) {
 		reply.err = errno;
 		ows__buf_add(reply.text, sizeof(reply.text), "fork");
 		goto out;
 	}
-	if (c.err) {
-		reply.err = c.err;
-		c.stage[sizeof(c.stage) - 1] = '\0';
-		ows__buf_add(reply.text, sizeof(reply.text), c.stage);
-		int st;
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-	} else {
-		reply.type = OWS_MSG_STARTED;
-		reply.err = 0;
-		reply.code = listener >= 0 ? m->code : 0;
-		children[slot].pid = pid;
-		children[slot].id = m->id;
-		children[slot].status = status;
-	}
+	children[slot].pid = pid;
+	children[slot].id = m->id;
+	reply.type = 0; /* the reaper answers */
 out:
-	for (int i = 0; i < 4; i++)
-		close(fds[i]);
-	/* The call's listener goes to the host with the news that it started. */
-	if (reply.type == OWS_MSG_STARTED && listener >= 0) {
-		if (ows__send_fds(status, &reply, &listener, 1) == 0)
-			reply.type = 0;
-		else
-			reply.code = 0; /* the call shares the session's listener */
-	}
+	unmap_request(&k.cmd.rq);
 	if (reply.type)
-		ows__init_send(status, &reply, sizeof(reply));
-	if (listener >= 0)
-		close(listener);
-	if (reply.type == OWS_MSG_SPAWN_FAIL)
-		close(status);
+		ows__init_send(k.status, &reply, sizeof(reply));
+	for (int i = 0; i < 5; i++)
+		close(fds[i]);
+	if (k.listener >= 0)
+		close(k.listener);
 }
 
-static void reap(const struct ows__plan *p, struct child *children)
+/*
+ * A reaper says its command has exited: its slot is free for another call,
+ * so that calls whose daemons live on do not use up OWS_INIT_MAX_PROCS.  A
+ * kill of that call then finds nothing, as the host sends none after the
+ * exit; the session's close ends the daemons all the same.
+ */
+static void call_ended(struct child *children, pid_t reaper, uint32_t id)
+{
+	for (int i = 0; i < OWS_INIT_MAX_PROCS; i++)
+		if (children[i].pid == reaper && children[i].id == id)
+			children[i].pid = 0;
+}
+
+static void reap(struct child *children)
 {
 	int st;
 	pid_t pid;
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		for (int i = 0; i < OWS_INIT_MAX_PROCS; i++) {
-			if (children[i].pid != pid)
-				continue;
-			struct ows__msg m = {.type = OWS_MSG_EXITED, .id = children[i].id};
-			m.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-			ows__init_send(children[i].status, &m, sizeof(m));
-			close(children[i].status);
-			children[i].pid = 0;
-			children[i].status = -1;
-			break;
-		}
-	}
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		for (int i = 0; i < OWS_INIT_MAX_PROCS; i++)
+			if (children[i].pid == pid)
+				children[i].pid = 0;
 }
 
 /* A path the host may name inside the private home: relative, no "." or "..". */
@@ -1063,19 +1386,24 @@ static int kill_children(pid_t self)
  * subreaper, kills its children until it has none.  A killed process's
  * children become init's before it can be reaped, and one with SIGKILL
  * pending forks no more, so each round takes a generation, and the loop
- * ends when /proc shows no child of init and waitpid none to reap.
+ * ends when /proc shows no child of init and waitpid none to reap.  A call's
+ * reaper ends its call the same way.  `reaped` (may be NULL) hears of each
+ * child reaped, with its status.
  */
-static void end_descendants(void)
+static void end_descendants(void (*reaped)(void *, pid_t, int), void *arg)
 {
 	pid_t self = (pid_t)syscall(SYS_getpid);
 	for (int round = 0; round < 100000; round++) {
 		int found = kill_children(self), st;
-		if (found > 0) /* one of them at least is dying: wait for it */
-			while (waitpid(-1, &st, 0) < 0 && errno == EINTR)
-				;
 		pid_t r;
+		if (found > 0) /* one of them at least is dying: wait for it */
+			while ((r = waitpid(-1, &st, 0)) < 0 && errno == EINTR)
+				;
+		if (found > 0 && r > 0 && reaped)
+			reaped(arg, r, st);
 		while ((r = waitpid(-1, &st, WNOHANG)) > 0)
-			;
+			if (reaped)
+				reaped(arg, r, st);
 		if (r < 0 && errno == ECHILD && found <= 0)
 			return;
 		if (found <= 0)
@@ -1089,6 +1417,7 @@ void ows__init_serve(const struct ows__plan *p)
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, OWS_SIG_CALL); /* a reaper's "my call ended"; blocked for reapers to inherit */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0)
@@ -1104,8 +1433,9 @@ void ows__init_serve(const struct ows__plan *p)
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				;
-			reap(p, children);
+				if (si.ssi_signo == (uint32_t)OWS_SIG_CALL && si.ssi_code == SI_QUEUE)
+					call_ended(children, (pid_t)si.ssi_pid, (uint32_t)si.ssi_int);
+			reap(children);
 		}
 		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
@@ -1147,17 +1477,17 @@ void ows__init_serve(const struct ows__plan *p)
 		for (int i = 0; i < nfds; i++)
 			close(fds[i]);
 		if (n == (ssize_t)sizeof(m) && m.type == OWS_MSG_KILL) {
+			/* The call's reaper does it: SIGKILL ends its tree, another signal goes
+			 * to the command's process group.  A reaper not yet reaped keeps its pid. */
 			for (int i = 0; i < OWS_INIT_MAX_PROCS; i++)
-				if (children[i].pid && children[i].id == m.id) {
-					/* The command leads its own process group: signal the job. */
-					if (kill(-children[i].pid, m.code) != 0)
-						kill(children[i].pid, m.code);
-				}
+				if (children[i].pid && children[i].id == m.id)
+					sigqueue(children[i].pid, OWS_SIG_CALL,
+						 (union sigval){.sival_int = m.code});
 		}
 	}
 	/* Never kill(-1) in the host's namespaces: that is every process of the person's. */
 	if (p->in_host_ns)
-		end_descendants();
+		end_descendants(NULL, NULL);
 	else
 		kill(-1, SIGKILL); /* everything in this PID namespace but init */
 	_exit(0);

@@ -4,7 +4,9 @@
  * Both Linux providers start one per session: `landlock` clones it from the
  * host, `account` gets it from the setuid launcher.  It restricts itself,
  * proves the wall from inside, then starts commands on the host's request
- * and reports their exits, over a SOCK_SEQPACKET control socket.  When the
+ * and reports their exits, over a SOCK_SEQPACKET control socket.  Each
+ * command starts under a reaper of its call's (a fork of init, a child
+ * subreaper), which reports its exit and can end all it started.  When the
  * socket closes (the session closed, or the host died), init kills every
  * process of its PID namespace and exits.
  *
@@ -115,8 +117,8 @@ struct ows__plan {
 /*
  * After the proof the control socket carries requests only, host to init:
  * each SPAWN brings one end of a socket pair of its own (the command's status
- * channel), and init sends the command's STARTED or SPAWN_FAIL, then its
- * EXITED, there (init.c's handle_spawn).  The numbers are the contract with an installed launcher:
+ * channel), and init (or the call's reaper it forks) sends the command's
+ * STARTED or SPAWN_FAIL, then its EXITED, there (init.c's handle_spawn).  The numbers are the contract with an installed launcher:
  * 3-6 were a spawn whose replies came back on the socket; an older init
  * ignores SPAWN = 11 and closes its descriptors, which the host reads as a
  * failed start, never as a command it cannot see.
@@ -124,7 +126,10 @@ struct ows__plan {
 enum ows__msg_type {
 	OWS_MSG_FAIL = 1,       /* init → host: setup failed: stage in text, err */
 	OWS_MSG_PROOF = 2,      /* init → host: checks follow */
-	OWS_MSG_KILL = 7,       /* host → init: code = signal */
+	OWS_MSG_KILL = 7,       /* host → init: code = signal; SIGKILL ends the call's whole
+				   tree (its reaper's), another goes to the command's
+				   process group.  An older init gives SIGKILL to the
+				   group too. */
 	OWS_MSG_LISTENER = 8,   /* init → host: the proxy's listening socket inside (SCM_RIGHTS) */
 	OWS_MSG_SHARE = 9,      /* host → init: shared copies for the private home, in a memfd */
 	OWS_MSG_SHARED = 10,    /* init → host: err 0, or why the copies could not be written */
@@ -168,6 +173,8 @@ OWS__HIDDEN void ows__init_drop_identity(const struct ows__plan *p);
 OWS__HIDDEN void ows__init_restrict(const struct ows__plan *p);
 /* Runs the proof in a child (a command's view, but for the exec) and sends it. */
 OWS__HIDDEN void ows__init_prove(const struct ows__plan *p);
+/* Marks the host's bulk of memory MADV_DONTFORK: no call's reaper copies it (init.c). */
+OWS__HIDDEN void ows__init_spare_reapers(void);
 /* Serves spawn and kill requests until the control socket closes. */
 OWS__HIDDEN __attribute__((noreturn)) void ows__init_serve(const struct ows__plan *p);
 /*

@@ -81,14 +81,16 @@ typedef struct ows__seccomp {
 /* Builds the filter for a network mode.  Fails only if the table outgrew the buffer. */
 OWS__HIDDEN int ows__seccomp_build(ows__seccomp *f, ows_net net, unsigned flags, ows_error *err);
 /*
- * The filter each command adds under a host-namespace init (pid `init`):
- * no signal or SIGIO owner aimed at init or its process group, and
- * with `no_pidfd_signal` no pidfd_send_signal at all (a /proc/PID folder is
- * a pidfd too).  Written into insns (room for `max`), allocation-free, for
- * init's side; returns its length, or -1 when it does not fit.
+ * The filter each command adds (the guarded pids: init, and the call's
+ * reaper, init.c): no signal, SIGIO owner or hard limit aimed at one of
+ * them or (signals) its process group, and with `no_pidfd_signal` no
+ * pidfd_send_signal at all (a /proc/PID folder is a pidfd too).  Written
+ * into insns (room for `max`), allocation-free, for init's side; returns its
+ * length, or -1 when it does not fit.
  */
-OWS__HIDDEN int ows__seccomp_guard_init(struct sock_filter *insns, size_t max, pid_t init,
-					bool no_pidfd_signal);
+#define OWS_SECCOMP_GUARD_MAX 4
+OWS__HIDDEN int ows__seccomp_guard_init(struct sock_filter *insns, size_t max, const pid_t *pids,
+					int npids, bool no_pidfd_signal);
 
 /* Private folders: /tmp/owsandbox-<uid>/<session>/{home,tmp,cache}. */
 typedef struct ows__private {

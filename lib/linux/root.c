@@ -422,8 +422,8 @@ static void open_proxy_listener(const struct ows__plan *p)
  * In the host's namespaces init is an ordinary process of the person's:
  * a session of its own (a command's kill of the host's process group
  * leaves it), and a child subreaper, so that whatever a command leaves
- * running (a double-forked daemon) becomes init's child, for init to end
- * at close (init.c).  No mount, no identity to map: Landlock draws the
+ * running becomes init's (its call's reaper's first, init.c) when its
+ * reaper is gone, for init to end at close.  No mount, no identity to map: Landlock draws the
  * view, and the private folder is the host's, on disk.
  */
 static void enter_host_session(struct ows__plan *p)
@@ -456,6 +456,7 @@ void ows__init_main(struct ows__plan *p)
 	}
 	syscall(SYS_close_range, 4, ~0U, 0);
 	p->init_pid = (pid_t)syscall(SYS_getpid);
+	ows__init_spare_reapers(); /* while the host's /proc is in view */
 	if (p->userns)
 		map_ids(p);
 	/* Init holds a copy of the host's memory: no command may read or trace it. */

@@ -13,8 +13,9 @@
  *    EPIPE, never a SIGPIPE that would end the host (write_nosigpipe);
  *  - the call ends at the command's exit and a short drain, not at end of
  *    file: a daemon it left behind may hold the pipes open for ever;
- *  - the timeout kills the command's process group, which a double fork
- *    stays in, and waits for the pipes to be let go of.
+ *  - the timeout kills the call (ows_proc_kill(SIGKILL): under the Linux
+ *    sandboxes the command's whole tree, daemons that left its process
+ *    group too) and waits for the pipes to be let go of.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -237,36 +237,54 @@ static void build_host_ns(builder *b, unsigned flags)
 	pair_types(b, pair_ok, OWS__ARRAY_LEN(pair_ok), RET_ERRNO(EPERM));
 }
 
-int ows__seccomp_guard_init(struct sock_filter *insns, size_t max, pid_t init,
+/* if nr == `nr`: refuse when args[arg] is one of the guarded pids (or, `groups`, their
+ * negatives: kill's process groups), else allow. */
+static void guard_target(builder *b, long nr, int arg, const pid_t *pids, int npids, bool groups)
+{
+	const int tests = npids * (groups ? 2 : 1);
+	jump(b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, (unsigned char)(tests + 3));
+	stmt(b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(arg));
+	for (int i = 0, t = 0; i < npids; i++) {
+		/* true: past the tests left and the ALLOW, onto the refusal */
+		jump(b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)pids[i], (unsigned char)(tests - t++), 0);
+		if (groups)
+			jump(b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)-pids[i],
+			     (unsigned char)(tests - t++), 0);
+	}
+	stmt(b, BPF_RET | BPF_K, RET_ALLOW);
+	stmt(b, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+}
+
+int ows__seccomp_guard_init(struct sock_filter *insns, size_t max, const pid_t *pids, int npids,
 			    bool no_pidfd_signal)
 {
 	/* Not pidfd_open: a handle alone reaches nothing (pidfd_getfd needs ptrace's right). */
 	static const long by_target[] = {SYS_kill, SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo,
 					 SYS_rt_tgsigqueueinfo};
-	const unsigned int pid = (unsigned int)init, group = (unsigned int)-init;
 	ows__seccomp f = {.len = 0};
 	builder b = {.f = &f};
+	if (npids < 1 || npids > OWS_SECCOMP_GUARD_MAX)
+		return -1;
 	if (max > OWS_SECCOMP_MAX_INSNS)
 		max = OWS_SECCOMP_MAX_INSNS;
 	stmt(&b, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-	/* Each call's first argument names its target: init, or (kill) init's group. */
-	for (size_t i = 0; i < OWS__ARRAY_LEN(by_target); i++) {
-		jump(&b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)by_target[i], 0, 5);
-		stmt(&b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(0));
-		jump(&b, BPF_JMP | BPF_JEQ | BPF_K, pid, 2, 0);
-		jump(&b, BPF_JMP | BPF_JEQ | BPF_K, group, 1, 0);
-		stmt(&b, BPF_RET | BPF_K, RET_ALLOW);
-		stmt(&b, BPF_RET | BPF_K, RET_ERRNO(EPERM));
-	}
-	/* fcntl(F_SETOWN, init or -init) would aim SIGIO (any signal, by F_SETSIG) at it;
+	/* Each call's first argument names its target: a guarded process, or (kill) its group. */
+	for (size_t i = 0; i < OWS__ARRAY_LEN(by_target); i++)
+		guard_target(&b, by_target[i], 0, pids, npids, true);
+	/* A hard RLIMIT_CPU of 0 set on it from outside ends it as surely as SIGKILL. */
+	guard_target(&b, SYS_prlimit64, 0, pids, npids, false);
+	/* fcntl(F_SETOWN, pid or -pid) would aim SIGIO (any signal, by F_SETSIG) at it;
 	 * F_SETOWN_EX's owner sits in a struct the filter cannot read. */
-	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, 8);
+	const int tests = 2 * npids;
+	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, (unsigned char)(tests + 6));
 	stmt(&b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(1));
-	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, 15 /* F_SETOWN_EX */, 5, 0);
-	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, 8 /* F_SETOWN */, 0, 3);
+	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, 15 /* F_SETOWN_EX */, (unsigned char)(tests + 3), 0);
+	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, 8 /* F_SETOWN */, 0, (unsigned char)(tests + 1));
 	stmt(&b, BPF_LD | BPF_W | BPF_ABS, ARG_LO(2));
-	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, pid, 2, 0);
-	jump(&b, BPF_JMP | BPF_JEQ | BPF_K, group, 1, 0);
+	for (int i = 0, t = 0; i < npids; i++) {
+		jump(&b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)pids[i], (unsigned char)(tests - t++), 0);
+		jump(&b, BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)-pids[i], (unsigned char)(tests - t++), 0);
+	}
 	stmt(&b, BPF_RET | BPF_K, RET_ALLOW);
 	stmt(&b, BPF_RET | BPF_K, RET_ERRNO(EPERM));
 	if (no_pidfd_signal)

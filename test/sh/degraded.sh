@@ -16,6 +16,7 @@
 # The direct provider, asked for by name, still runs and says so.
 . "$(dirname "$0")/../lib.sh"
 . "$OWSTEST_DIR/user.sh"
+. "$OWSTEST_DIR/relay.sh"
 owstest_user_setup
 
 W=$TU_WORK
@@ -120,6 +121,23 @@ is "$left" "" "without user namespaces, after SIGKILL of the host: no process of
 wait "$job" 2>/dev/null
 sbx_nouserns run --rw "$W" -- true
 is "$(owstest_session_dirs)" "" "... and the next session removes the private folder it left"
+
+# Without user namespaces, the run call's timeout from a C host (test/sh/run_host.c, its
+# timeout tests): no PID namespace holds a call's processes together, its reaper does; the
+# timeout ends the daemons a command started (setsid, double fork, nohup) and no other call's.
+if command -v cc >/dev/null && cc -std=c11 -O2 -D_GNU_SOURCE -I"$OWSTEST_ROOT/include" \
+	-I"$OWSTEST_ROOT/test/unit" -o "$TU_BIN_DIR/run_host" "$OWSTEST_ROOT/test/sh/run_host.c" \
+	"$OWSTEST_ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto -lpthread 2>"$TU_TMP/cc.err"; then
+	chmod 0755 "$TU_BIN_DIR/run_host"
+	AS_USER_TIMEOUT=150 AS_USER_CWD=$W without userns -- "$TU_BIN_DIR/run_host" landlock "$W" - \
+		timeout timeout_tree daemon </dev/null >"$TU_TMP/host.tap" 2>"$TU_TMP/host.err"
+	rc=$?
+	relay_tap "$TU_TMP/host.tap" pass fail skip
+	is "$rc" 0 "without user namespaces: the run host exits 0 (no test failed)"
+	[ "$rc" = 0 ] || diag "$(tail -5 "$TU_TMP/host.err")"
+else
+	skip "without user namespaces: the run host: no C compiler or no libowsandbox.a"
+fi
 
 # verify and report say so
 without landlock -- "$OWSBX" verify >"$TU_TMP/out" 2>&1 </dev/null

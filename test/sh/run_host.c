@@ -210,13 +210,70 @@ static void test_timeout(void)
 	ok(sleeps_gone("3600") && sleeps_gone("3601") && sleeps_gone("3602"),
 	   "the command and every process it started are gone, the double-forked daemons too");
 	ows_run_result_free(r);
+}
 
-	/* One that leaves the process group holds the pipes past the kill: the call still ends. */
-	r = run(SH("setsid sleep 3604 & echo started; sleep 3600"), &o);
+/* Another call of the same session, running while the timed-out one is killed. */
+static void *neighbour_main(void *arg)
+{
+	ows_run_options o;
+	ows_run_options_init(&o);
+	o.timeout_ms = 60000;
+	ows_run_result *r = NULL;
+	int rc = ows_session_run(S, SH("setsid sleep 3605 & echo started; sleep 3"), &o, &r, NULL);
+	*(int *)arg = rc == 0 && !r->timed_out && r->exit_code == 0;
+	ows_run_result_free(r);
+	return NULL;
+}
+
+/*
+ * A daemon that left the process group (setsid), one double-forked, one
+ * nohup'd: the timeout's kill ends them all, the call's whole tree, and
+ * nothing of a neighbouring call of the same session.
+ */
+static void test_timeout_tree(void)
+{
+	ows_run_options o;
+	ows_run_options_init(&o);
+	o.timeout_ms = 1500;
+	int neighbour_ok = 0;
+	pthread_t t;
+	pthread_create(&t, NULL, neighbour_main, &neighbour_ok);
+	ows_run_result *r = run(SH("setsid sleep 3604 & (setsid sleep 3606 & ) ; "
+				   "nohup sleep 3607 >/dev/null 2>&1 & echo started; sleep 3600"), &o);
 	ok(r && r->timed_out && r->exit_code == 128 + SIGKILL && strcmp(r->out, "started\n") == 0,
-	   "a daemon that left the group (setsid) and holds the pipes: the call ends after the kill");
-	ok(sleeps_gone("3600") && count_sleeps("3604") == 1,
-	   "the command is gone; that daemon is not (it ends with the session)");
+	   "daemons that left the group and hold the pipes: the call ends after the kill");
+	ok(sleeps_gone("3600") && sleeps_gone("3604") && sleeps_gone("3606") && sleeps_gone("3607"),
+	   "the command and its daemons are gone: setsid, setsid double-forked, nohup");
+	ok(count_sleeps("3605") == 1, "a daemon of another call running at once is left alone");
+	ows_run_result_free(r);
+	pthread_join(t, NULL);
+	ok(neighbour_ok, "the other call ends as it would have, at its own exit");
+	ok(count_sleeps("3605") == 1, "its daemon lives on after it (it ends with the session)");
+
+	/* The command's parent is its call's reaper: it is out of the command's reach. */
+	r = run(SH("kill -KILL $PPID 2>/dev/null && echo killed || echo refused; "
+		   "kill -STOP $PPID 2>/dev/null && echo stopped || echo refused; "
+		   "setsid sleep 3608 & sleep 3600"), &o);
+	ok(r && strcmp(r->out, "refused\nrefused\n") == 0,
+	   "the command cannot signal its call's reaper (got %s)", r ? r->out : "nothing");
+	ok(r && r->timed_out && sleeps_gone("3608"),
+	   "so the timeout still ends the daemon it started after trying");
+	ows_run_result_free(r);
+	r = run(SH("command -v python3 >/dev/null || { echo no python; exit; }; exec python3 -c '"
+		   "import os, signal\n"
+		   "try:\n fd = os.pidfd_open(os.getppid())\n"
+		   " signal.pidfd_send_signal(fd, signal.SIGKILL)\n print(\"killed\")\n"
+		   "except OSError as e:\n print(\"refused\", e.errno)'"), &o);
+	if (r && strcmp(r->out, "no python\n") == 0)
+		skip(1, "no python3 in the sandbox");
+	else
+		ok(r && strncmp(r->out, "refused", 7) == 0 && !r->timed_out,
+		   "nor by pidfd (got %s)", r ? r->out : "nothing");
+	ows_run_result_free(r);
+	r = run(SH("kill -KILL -1 2>/dev/null && echo killed || echo refused"), &o);
+	ok(r && strcmp(r->out, "refused\n") == 0 && count_sleeps("3605") == 1,
+	   "nor every process at once (kill -1): another call's daemon lives on (got %s)",
+	   r ? r->out : "nothing");
 	ows_run_result_free(r);
 }
 
@@ -231,6 +288,28 @@ static void test_daemon_outlives(void)
 	   "a daemon holding the pipes does not hold the call: it ends at the command's exit");
 	ok(count_sleeps("3603") == 1, "the daemon itself is left running (it ends with the session)");
 	ows_run_result_free(r);
+}
+
+/*
+ * Calls whose daemons live on keep their reapers, but not their places among
+ * the commands init runs at once (256): 300 of them in a row all start.
+ */
+static void test_lingering(void)
+{
+	int started = 0;
+	for (int i = 0; i < 300; i++) {
+		ows_proc *proc = NULL;
+		int code = -1;
+		if (ows_session_spawn(S, SH("setsid sleep 3609 & exit 0"), NULL, &proc, NULL) == 0 &&
+		    ows_proc_wait(proc, -1, &code, NULL) == 1 && code == 0)
+			started++;
+		ows_proc_free(proc);
+	}
+	is_int(started, 300, "300 calls in a row, each leaving a daemon: every one starts");
+	int alive = 0;
+	for (int i = 0; i < 200 && (alive = count_sleeps("3609")) < 300; i++)
+		sleep_ms(50);
+	is_int(alive, 300, "and their daemons live on (they end with the session)");
 }
 
 struct stream_log {
@@ -511,7 +590,8 @@ int main(int argc, char **argv)
 	} tests[] = {
 		{"capture", test_capture},   {"exit_codes", test_exit_codes},
 		{"cap", test_cap},           {"stdin", test_stdin},
-		{"timeout", test_timeout},   {"daemon", test_daemon_outlives},
+		{"timeout", test_timeout},   {"timeout_tree", test_timeout_tree},
+		{"daemon", test_daemon_outlives}, {"lingering", test_lingering},
 		{"streaming", test_streaming}, {"json", test_json},
 		{"threads", test_threads},   {"blocked", test_blocked},
 		{"latency", test_latency},
@@ -528,7 +608,7 @@ int main(int argc, char **argv)
 
 	ows_session_close(S, NULL);
 	ows_config_free(C);
-	ok(sleeps_gone("3603") && sleeps_gone("3604"),
+	ok(sleeps_gone("3603") && sleeps_gone("3605") && sleeps_gone("3609"),
 	   "the daemons calls left behind end with the session");
 	return done_testing();
 }

@@ -64,15 +64,25 @@ static int under_flags(ows_net net, unsigned flags, int (*probe)(void))
 /* Runs `probe` in a child under the filter; returns the errno it reports (0: allowed). */
 static int under_filter(ows_net net, int (*probe)(void)) { return under_flags(net, 0, probe); }
 
-/* Under the guard a host-namespace command adds, with this process as "init". */
-static int under_guard(bool no_pidfd_signal, int (*probe)(void))
+/*
+ * Under the guard every command adds, with this process as "init" (first),
+ * or as the call's reaper (second, after an init that is not this process).
+ */
+static int under_guard_as(bool as_reaper, bool no_pidfd_signal, int (*probe)(void))
 {
 	ows__seccomp f;
-	int n = ows__seccomp_guard_init(f.insns, OWS_SECCOMP_MAX_INSNS, getpid(), no_pidfd_signal);
+	const pid_t pids[2] = {as_reaper ? 1 : getpid(), getpid()};
+	int n = ows__seccomp_guard_init(f.insns, OWS_SECCOMP_MAX_INSNS, pids, as_reaper ? 2 : 1,
+					no_pidfd_signal);
 	if (n < 0)
 		return -1;
 	f.len = (unsigned short)n;
 	return under_prog(&f, probe);
+}
+
+static int under_guard(bool no_pidfd_signal, int (*probe)(void))
+{
+	return under_guard_as(false, no_pidfd_signal, probe);
 }
 
 static int sock(int domain, int type, int proto)
@@ -316,6 +326,16 @@ static int sigqueue_init(void)
 	siginfo_t si = {.si_code = SI_QUEUE};
 	return rc(syscall(SYS_rt_sigqueueinfo, getppid(), 0, &si));
 }
+static int prlimit_init(void)
+{
+	struct rlimit rl;
+	return rc(syscall(SYS_prlimit64, getppid(), RLIMIT_CPU, NULL, &rl));
+}
+static int prlimit_self(void)
+{
+	struct rlimit rl;
+	return rc(syscall(SYS_prlimit64, 0, RLIMIT_CPU, NULL, &rl));
+}
 static int setown_init(void)
 {
 	int fd = open("/dev/null", O_RDONLY), e = fd < 0 ? errno : rc(fcntl(fd, F_SETOWN, getppid()));
@@ -407,6 +427,17 @@ static void host_ns(void)
 	is_int(under_guard(false, pidfd_open_init), 0, "guard: pidfd_open of init works (a handle)");
 	is_int(under_guard(false, pidfd_signal_init), 0, "guard with a signal scope: pidfd_send_signal works");
 	is_int(under_guard(true, pidfd_signal_init), EPERM, "guard without one: pidfd_send_signal refused");
+	is_int(under_guard(false, prlimit_init), EPERM, "guard: prlimit of init refused");
+	is_int(under_guard(false, prlimit_self), 0, "guard: prlimit of itself works");
+	is_int(under_guard_as(true, false, kill_init), EPERM, "guard: kill of the call's reaper refused");
+	is_int(under_guard_as(true, false, kill_init_group), EPERM,
+	       "guard: kill of the reaper's group refused");
+	is_int(under_guard_as(true, false, sigqueue_init), EPERM,
+	       "guard: rt_sigqueueinfo to the reaper refused");
+	is_int(under_guard_as(true, false, setown_init), EPERM, "guard: F_SETOWN to the reaper refused");
+	is_int(under_guard_as(true, false, prlimit_init), EPERM, "guard: prlimit of the reaper refused");
+	is_int(under_guard_as(true, false, kill_self), 0, "guard of two: kill of itself works");
+	is_int(under_guard_as(true, false, setown_self), 0, "guard of two: F_SETOWN to itself works");
 	is_int(kill_init(), 0, "without the guard, kill of the parent works");
 }
 
