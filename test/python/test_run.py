@@ -82,16 +82,25 @@ def test_timeout_kills_a_double_forked_daemon(session: owsandbox.Session) -> Non
     assert poll(lambda: not procs_with(token)), "the daemon outlived the call's timeout"
 
 
-def test_a_setsid_daemon_ends_with_the_session(folder: str) -> None:
-    """As the header says: one that left the process group outlives the
-    timeout's kill, but never the session."""
+def test_timeout_kills_a_setsid_daemon(session: owsandbox.Session) -> None:
+    """The timeout ends all the call started, also a daemon that left its
+    process group and session (setsid)."""
+    token = "owstest-daemon-" + secrets.token_hex(4)
+    r = session.run(["sh", "-c", DAEMONS["setsid"] % token + "echo forked; exec sleep 300"],
+                    timeout=2)
+    assert r.timed_out and r.stdout == b"forked\n"
+    assert poll(lambda: not procs_with(token)), "the setsid daemon outlived the call's timeout"
+
+
+def test_a_daemon_of_a_call_that_ended_lives_until_the_session_closes(folder: str) -> None:
+    """A call that exits leaves its daemons running (a dev server), never
+    past the session."""
     from conftest import open_session
     token = "owstest-daemon-" + secrets.token_hex(4)
     with open_session(folders=[{"path": folder, "access": "rw"}]) as s:
-        r = s.run(["sh", "-c", DAEMONS["setsid"] % token + "echo forked; exec sleep 300"],
-                  timeout=2)
-        assert r.timed_out and r.stdout == b"forked\n"
-        assert procs_with(token), "control: the setsid daemon is running"
+        r = s.run(["sh", "-c", DAEMONS["setsid"] % token + "echo forked"], timeout=60)
+        assert r.returncode == 0 and not r.timed_out and r.stdout == b"forked\n"
+        assert poll(lambda: bool(procs_with(token))), "control: the setsid daemon is running"
     assert poll(lambda: not procs_with(token)), "the daemon outlived its session"
 
 
