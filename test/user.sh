@@ -163,10 +163,13 @@ owstest_check_clean() {
 	fi
 }
 
+# Bounded by time, not by rounds: on a slow machine (a kernel VM under TCG) a killed
+# process can take seconds to go, and userdel refuses a user whose process remains.
 _owstest_kill_user() {
-	local i p pids
+	local p pids end
 	[ -n "$TU_UID" ] || return 0
-	for ((i = 0; i < 100; i++)); do
+	end=$(($(date +%s) + 30))
+	while [ "$(date +%s)" -lt "$end" ]; do
 		pids=$(pgrep -u "$TU_UID" 2>/dev/null) || return 0
 		for p in $pids; do kill -KILL "$p" 2>/dev/null; done
 		# stop once only zombies remain (the host's init reaps them, slowly)

@@ -56,7 +56,7 @@ alive_of() {
 	done
 }
 none_alive_of() { [ -z "$(alive_of "$1")" ]; }
-ok "no process of the person is left (the agent included; zombies count as dead)" poll 5 none_alive_of "$cuid"
+ok "no process of the person is left (the agent included; zombies count as dead)" poll 30 none_alive_of "$cuid"
 for d in "$cagent" "$cbin" "$ctmp"; do
 	not_ok "temp folder $d removed" test -e "$d"
 done
