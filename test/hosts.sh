@@ -15,3 +15,14 @@ session_host() {
 	done
 	[ -n "$host" ] && echo "$host"
 }
+
+# sleepers_left USER: waits up to 5 s for USER's `sleep` processes (the daemons a test's
+# session started) to go; prints the pids of those still there.
+sleepers_left() {
+	local left
+	for _ in $(seq 100); do
+		left=$(pgrep -u "$1" -x sleep) || return 0
+		sleep 0.05
+	done
+	echo "$left"
+}

@@ -16,11 +16,7 @@ attack_lifetime() {
 	check "$(tag) control: the session started its daemons" test -e "$OUT/up"
 	host=$(session_host "$(id -u "$PERSON")" "owsbx run --provider $P --net $NET --rw $OUT")
 	[ -n "$host" ] && kill -KILL "$host"
-	for i in $(seq 100); do
-		pids=$(pgrep -u "$uid" -x sleep)
-		[ -z "$pids" ] && break
-		sleep 0.05
-	done
+	pids=$(sleepers_left "$uid")
 	check "$(tag) after SIGKILL of the host, no process of the session is left" test -z "$pids"
 	[ -z "$pids" ] || ps -o pid=,ppid=,etimes=,args= -p "$(echo $pids | tr ' ' ,)" 2>&1 | diag
 	if [ -n "$ATK_HOST_NS" ]; then

@@ -112,11 +112,7 @@ for _ in $(seq 200); do [ -e "$W/up" ] && break; sleep 0.05; done
 ok "control: the session started its daemons" test -e "$W/up"
 host=$(session_host "$TU_UID" "owsbx run --rw $W -- sh -c")
 [ -n "$host" ] && kill -KILL "$host"
-for _ in $(seq 100); do
-	left=$(pgrep -u "$TU_UID" -x sleep)
-	[ -z "$left" ] && break
-	sleep 0.05
-done
+left=$(sleepers_left "$TU_UID")
 is "$left" "" "without user namespaces, after SIGKILL of the host: no process of the session is left"
 wait "$job" 2>/dev/null
 sbx_nouserns run --rw "$W" -- true

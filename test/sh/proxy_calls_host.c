@@ -147,13 +147,20 @@ static void on_event(void *ctx, const char *line)
 	json_decref(e);
 }
 
+/* A policy that lists localhost:UP, and the upstream's url into url. */
+static ows_policy *upstream_policy(const char *up, const char *dir, char *url, size_t cap)
+{
+	char site[64];
+	snprintf(site, sizeof(site), "localhost:%s", up);
+	snprintf(url, cap, "http://localhost:%s/", up);
+	const char *sites[] = {site, NULL};
+	return policy(sites, dir);
+}
+
 static int calls(const char *up, const char *dir)
 {
-	char site[64], url[96];
-	snprintf(site, sizeof(site), "localhost:%s", up);
-	snprintf(url, sizeof(url), "http://localhost:%s/", up);
-	const char *sites[] = {site, NULL};
-	ows_policy *p = policy(sites, dir);
+	char url[96];
+	ows_policy *p = upstream_policy(up, dir, url, sizeof(url));
 	ows_config *c = config();
 	ows_session_options o;
 	ows_session_options_init(&o);
@@ -212,11 +219,8 @@ static int calls(const char *up, const char *dir)
  */
 static int squat(const char *up, const char *dir)
 {
-	char site[64], url[96];
-	snprintf(site, sizeof(site), "localhost:%s", up);
-	snprintf(url, sizeof(url), "http://localhost:%s/", up);
-	const char *sites[] = {site, NULL};
-	ows_policy *p = policy(sites, dir);
+	char url[96];
+	ows_policy *p = upstream_policy(up, dir, url, sizeof(url));
 	ows_config *c = config();
 	ows_session *s = open_session(p, c, NULL);
 	/* DIR/squat.py (the test writes it) listens on the two ports after its own. */
