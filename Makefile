@@ -113,6 +113,12 @@ build/test/args: test/unit/args.c test/unit/tap.h build/cli/args.o libowsandbox.
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Icli -Itest/unit $(ALL_CFLAGS) -o $@ $< build/cli/args.o libowsandbox.a $(DEP_LIBS)
 
+# The Seatbelt profile renderer is portable C: its golden test builds it on Linux too.
+build/lib/darwin/profile.o: lib/darwin/profile.h
+build/test/seatbelt_profile: test/unit/seatbelt_profile.c test/unit/tap.h build/lib/darwin/profile.o libowsandbox.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itest/unit $(ALL_CFLAGS) -o $@ $< build/lib/darwin/profile.o libowsandbox.a $(DEP_LIBS)
+
 build/examples/%: examples/%.c libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)

@@ -4,8 +4,10 @@
  * Portable C with no macOS header: the golden and model tests build it on
  * Linux (test/darwin/), and the macOS library builds the same file.
  *
- * The profile's text depends only on the session's shape (its network mode
- * and how many paths of each kind it has); every path reaches Seatbelt as a
+ * The profile's text depends only on the session's shape (its network mode,
+ * the proxy's port, the kinds of its paths in order of depth, how many
+ * distinct folders lie above them, how many guarded names); every path
+ * reaches Seatbelt as a
  * parameter (`sandbox-exec -D NAME=VALUE`, the same as the `parameters` of
  * sandbox_init_with_parameters) and is named in the text as (param "NAME").
  * No folder name, whatever bytes it holds (a quote, a newline, a
@@ -42,6 +44,17 @@ typedef struct ows__sb_spec {
 	 */
 	const char *marker_allow;
 	const char *marker_deny;
+	/*
+	 * The guard (lib/linux/guard.c's list, planned by the provider): names
+	 * inside a writable folder that the person's own tools run later
+	 * (.git/config, .git/hooks, .bashrc...).  Writes to them are refused
+	 * after the folder's grant, and the folders between the writable folder
+	 * and each name (.git) cannot be removed or renamed away.  A name here
+	 * that does not exist cannot be created either: name what exists, as
+	 * Linux binds only what exists.  `writable` is ignored.
+	 */
+	const ows__sb_path *guarded;
+	size_t nguarded;
 } ows__sb_spec;
 
 typedef struct ows__sb_profile {
@@ -53,7 +66,9 @@ typedef struct ows__sb_profile {
  * Renders the profile of `spec` into *out (freed with ows__sb_profile_free,
  * also after a failure).  Refuses (OWS_EINVAL) a path that is not absolute,
  * has an empty, "." or ".." component, or is the root; a private folder or
- * a marker missing; a proxy port out of range in allowlist.
+ * a marker missing; a proxy port out of range in allowlist; a network mode
+ * other than none, allowlist or open; a guarded name outside every
+ * writable folder.
  */
 OWS__HIDDEN int ows__sb_render(const ows__sb_spec *spec, ows__sb_profile *out, ows_error *err);
 OWS__HIDDEN void ows__sb_profile_free(ows__sb_profile *p);
