@@ -226,7 +226,10 @@ static const char *const base_rules[] = {
  * The system, read only: programs and their libraries (file-map-executable is
  * what dyld needs to map them; file-test-existence is access(2)).  /private/etc
  * is where /etc points; /private/var/db/timezone holds localtime's target;
- * /private/var/select/sh is what /bin/sh reads to choose its shell.  The
+ * /private/var/select/sh is what /bin/sh reads to choose its shell;
+ * /private/var/db/xcode_select_link is where xcrun (behind /usr/bin/git,
+ * cc, make) finds the developer tools.  The rest of /private/var/db (sudo's
+ * time stamps, the directory's records) stays out.  The
  * symbolic links /etc, /tmp, /var and the folders above the targets are
  * looked up, not listed.  The root is listed (getcwd, and nothing of the
  * person's is there).
@@ -243,7 +246,8 @@ static const char *const system_rules[] = {
 	"\t(subpath \"/Applications\")",
 	"\t(subpath \"/private/etc\")",
 	"\t(subpath \"/private/var/db/timezone\")",
-	"\t(subpath \"/private/var/select\"))",
+	"\t(subpath \"/private/var/select\")",
+	"\t(literal \"/private/var/db/xcode_select_link\"))",
 	"(allow file-read* file-test-existence (literal \"/\"))",
 	"(allow file-read-metadata file-test-existence",
 	"\t(literal \"/etc\")",
@@ -427,6 +431,7 @@ static const char *const net_open[] = {
 	"(allow network-outbound (remote ip \"*:*\"))",
 	"(allow network-bind network-inbound (local ip \"*:*\"))",
 	"(allow network-outbound (remote unix-socket (path-literal \"/private/var/run/mDNSResponder\")))",
+	"(allow file-read* file-test-existence (literal \"/private/var/run/resolv.conf\"))",
 	"(allow mach-lookup",
 	"\t(global-name \"com.apple.SystemConfiguration.DNSConfiguration\")",
 	"\t(global-name \"com.apple.SystemConfiguration.configd\")",

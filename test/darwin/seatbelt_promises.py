@@ -52,6 +52,8 @@ def common(p):
         ("the /etc link can be looked up", YES, p.allows("file-read-metadata", path="/etc")),
         ("the time zone can be read", YES,
          p.allows("file-read-data", path="/private/var/db/timezone/zoneinfo/UTC")),
+        ("xcrun's developer folder link can be read", YES,
+         p.allows("file-read-data", path="/private/var/db/xcode_select_link")),
         ("/private/var/db elsewhere cannot be read", NO,
          p.allows("file-read-data", path="/private/var/db/sudo/ts/owstest")),
         ("another session's private folder cannot be read", NO,
@@ -128,6 +130,7 @@ def no_network(p):
         ("no port can be bound", NO, p.allows("network-bind", local_ip=("tcp", "localhost", 8080))),
         ("trustd is refused", NO, p.allows("mach-lookup", mach="com.apple.trustd.agent")),
         ("configd is refused", NO, p.allows("mach-lookup", mach="com.apple.SystemConfiguration.configd")),
+        ("resolv.conf is not read (no DNS)", NO, p.allows("file-read-data", path="/private/var/run/resolv.conf")),
     ]
 
 
@@ -223,6 +226,7 @@ def open_session(p):
         ("a port can be bound", YES, p.allows("network-bind", local_ip=("tcp", "localhost", 8080))),
         ("mDNSResponder (DNS) is reachable", YES,
          p.allows("network-outbound", remote_unix="/private/var/run/mDNSResponder")),
+        ("resolv.conf can be read", YES, p.allows("file-read-data", path="/private/var/run/resolv.conf")),
         ("configd (the resolver's settings) is granted", YES,
          p.allows("mach-lookup", mach="com.apple.SystemConfiguration.configd")),
         ("TLS trust (trustd) is granted", YES, p.allows("mach-lookup", mach="com.apple.trustd.agent")),
