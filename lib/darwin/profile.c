@@ -40,6 +40,29 @@ static int bad_path(ows_error *err, const char *what, const char *path, const ch
 			 "seatbelt profile: %s %s", what, why);
 }
 
+/* `inner` is `outer` itself or below it (component-wise: /x/ab is not below /x/a). */
+static bool path_within(const char *inner, const char *outer)
+{
+	size_t n = strlen(outer);
+	return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
+}
+
+/*
+ * macOS's /tmp, /var and /etc are symbolic links into /private, and Seatbelt
+ * matches the path the kernel resolved: a rule on /tmp/x would never match.
+ */
+static int check_not_a_link(const char *path, const char *what, ows_error *err)
+{
+	static const char *const links[] = { "/tmp", "/var", "/etc" };
+	for (size_t i = 0; i < OWS__ARRAY_LEN(links); i++)
+		if (path_within(path, links[i]))
+			return ows__fail(err, OWS_EINVAL, 0, path,
+					 "name it under /private, as realpath(3) gives it",
+					 "seatbelt profile: %s is under the symbolic link %s", what,
+					 links[i]);
+	return 0;
+}
+
 /*
  * Absolute, not the root, no empty, "." or ".." component (so no "//" and no
  * trailing "/"): the form in which Seatbelt's literal and subpath filters
@@ -59,16 +82,9 @@ static int check_path(const char *path, const char *what, ows_error *err)
 		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
 			return bad_path(err, what, path, "has an empty, \".\" or \"..\" component");
 		if (!end)
-			return 0;
+			return check_not_a_link(path, what, err);
 		c = end + 1;
 	}
-}
-
-/* `inner` is `outer` itself or below it (component-wise: /x/ab is not below /x/a). */
-static bool path_within(const char *inner, const char *outer)
-{
-	size_t n = strlen(outer);
-	return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
 }
 
 static size_t path_depth(const char *path)

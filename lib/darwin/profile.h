@@ -65,7 +65,8 @@ typedef struct ows__sb_profile {
 /*
  * Renders the profile of `spec` into *out (freed with ows__sb_profile_free,
  * also after a failure).  Refuses (OWS_EINVAL) a path that is not absolute,
- * has an empty, "." or ".." component, or is the root; a private folder or
+ * has an empty, "." or ".." component, is the root, or lies under /tmp,
+ * /var or /etc (links into /private, which Seatbelt never sees); a private folder or
  * a marker missing; a proxy port out of range in allowlist; a network mode
  * other than none, allowlist or open; a guarded name outside every
  * writable folder.

@@ -225,11 +225,19 @@ static void refusals(void)
 	refuses("a trailing slash", s, "component");
 	bad[0].path = "";
 	refuses("an empty path", s, "missing");
+	bad[0].path = "/tmp/work";
+	refuses("a path under the /tmp link", s, "symbolic link /tmp");
+	bad[0].path = "/var/folders/xy";
+	refuses("a path under the /var link", s, "symbolic link /var");
+	bad[0].path = "/tmpfoo/work"; /* a sibling of the link is a path like any other */
+	ok(ows__sb_render(&s, &(ows__sb_profile){0}, NULL) == 0, "a sibling of /tmp is accepted");
 
 	s = base, s.private_dir = "";
 	refuses("an empty private folder", s, "private folder is missing");
 	s = base, s.private_dir = NULL;
 	refuses("no private folder", s, "private folder is missing");
+	s = base, s.private_dir = "/tmp/owsandbox-501/s-0123abcd";
+	refuses("a private folder named through /tmp", s, "symbolic link /tmp");
 	s = base, s.marker_deny = NULL;
 	refuses("no deny marker", s, "deny marker is missing");
 	s = base, s.marker_allow = "relative";
