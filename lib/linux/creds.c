@@ -11,23 +11,46 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#else
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
 
 #include <jansson.h>
 
-#include "linux.h"
+#include "posix.h"
 
 #define SHARE_MAX_FILE (1u << 20)   /* one file */
 #define SHARE_MAX_TOTAL (16u << 20) /* everything shared with one session */
 #define SHARE_MAX_FILES 1024
 #define SHARE_MAX_DEPTH 8
+
+#ifdef __APPLE__
+/*
+ * macOS has no openat2 and no O_PATH.  A plain open stands in for O_PATH
+ * (what is opened so is only checked and closed), and O_NOFOLLOW_ANY
+ * (macOS 11) refuses a link anywhere on the way, which is stricter than
+ * RESOLVE_BENEATH: a link that stays in the home is refused too (ELOOP).
+ * `rel` never holds "..": catalog paths are checked
+ * (ows__home_path_is_safe) and the walk joins names readdir gave.
+ */
+#define O_PATH 0
+#define BENEATH_ESCAPE ELOOP
+
+static int open_beneath(int homefd, const char *rel, int flags)
+{
+	return openat(homefd, rel, flags | O_NOCTTY | O_NOFOLLOW_ANY | O_CLOEXEC);
+}
+#else
+#define BENEATH_ESCAPE EXDEV
 
 static int open_beneath(int homefd, const char *rel, int flags)
 {
@@ -40,6 +63,7 @@ static int open_beneath(int homefd, const char *rel, int flags)
 	};
 	return (int)syscall(SYS_openat2, homefd, rel, &how, sizeof(how));
 }
+#endif
 
 static int refuse(ows_error *err, const char *entry, const char *rel, const char *why,
 		  const char *hint)
@@ -139,8 +163,9 @@ static int collect(int homefd, const char *entry, const char *rel, int depth, bo
 		return refuse(err, entry, rel, "the folder is nested too deep", "share a smaller folder");
 	int fd = open_beneath(homefd, rel, O_RDONLY | O_NONBLOCK);
 	if (fd < 0) {
-		if (errno == EXDEV)
-			return refuse(err, entry, rel, "a link leads out of the home",
+		if (errno == BENEATH_ESCAPE)
+			return refuse(err, entry, rel, BENEATH_ESCAPE == EXDEV
+				      ? "a link leads out of the home" : "a link is on the way",
 				      "copy the file into the home, or leave this entry off");
 		if (errno == ENOENT && !top)
 			return 0; /* vanished while listed */
@@ -502,7 +527,12 @@ int ows__share_ssh_proxy(ows__share *sh, const char *tunnel_cmd, ows_error *err)
 char *ows__find_owsbx(void)
 {
 	char self[4096];
+#ifdef __APPLE__
+	uint32_t size = sizeof(self);
+	ssize_t n = _NSGetExecutablePath(self, &size) == 0 ? (ssize_t)strlen(self) : -1;
+#else
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+#endif
 	if (n > 0) {
 		self[n] = '\0';
 		const char *base = strrchr(self, '/');

@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifndef __APPLE__
+#include <sys/syscall.h>
+#endif
 
-#include "linux.h"
 #include "platform.h"
+#include "posix.h"
 
 
 static int direct_open(ows_session *s, const ows_policy *policy, const ows_config *config,
@@ -88,8 +90,16 @@ static int spawn_in_path(pid_t *pid, const char *file, char *const envp[],
 	return best;
 }
 
-static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
-			char *const envp[], const char *cwd, const int stdio[3], ows_error *err)
+#ifndef __APPLE__
+/* A pidfd; macOS's exit descriptor (a kqueue) is in lib/darwin/sandbox.c. */
+int ows__exit_fd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+#endif
+
+int ows__direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
+		      char *const envp[], const char *cwd, const int stdio[3], ows_error *err)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -124,11 +134,11 @@ static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[]
 	proc->pid = pid;
 	ows__plat_global_unlock();
 	/* Readable once it has exited: its wait, and the host's ows_proc_fd(). */
-	proc->exit_fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	proc->exit_fd = ows__exit_fd_open(pid);
 	return 0;
 }
 
-static int direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err)
+int ows__direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err)
 {
 	if (ows__proc_get_exit(proc, NULL))
 		return 1;
@@ -152,7 +162,7 @@ static int direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error
 	return 1;
 }
 
-static int direct_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err)
+int ows__direct_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err)
 {
 	if (kill(-proc->pid, signo) != 0 && kill(proc->pid, signo) != 0 && errno != ESRCH)
 		return ows__fail_sys(err, "kill", NULL, "cannot signal the command");
@@ -175,7 +185,7 @@ static int direct_close(ows_session *s, ows_error *err)
 	for (ows_proc *p = s->procs; p; p = p->next)
 		if (!ows__proc_get_exit(p, NULL) && p->pid > 0) {
 			kill(-p->pid, SIGKILL);
-			direct_wait(s, p, -1, NULL);
+			ows__direct_wait(s, p, -1, NULL);
 		}
 	ows__private *pv = s->impl;
 	int rc = ows__private_remove(pv, err);
@@ -187,9 +197,9 @@ static int direct_close(ows_session *s, ows_error *err)
 const ows__provider ows__direct_provider = {
 	.name = "direct",
 	.open = direct_open,
-	.spawn = direct_spawn,
-	.wait = direct_wait,
-	.kill = direct_kill,
+	.spawn = ows__direct_spawn,
+	.wait = ows__direct_wait,
+	.kill = ows__direct_kill,
 	.stop = direct_stop,
 	.close = direct_close,
 };
