@@ -119,7 +119,13 @@ int ows__direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
 	sigset_t none;
 	sigemptyset(&none);
 	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+	short flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK;
+#ifdef POSIX_SPAWN_CLOEXEC_DEFAULT
+	/* macOS: the three descriptors above and nothing else of the host reach the
+	 * command (a descriptor is a way past Seatbelt's path rules). */
+	flags |= POSIX_SPAWN_CLOEXEC_DEFAULT;
+#endif
+	posix_spawnattr_setflags(&attr, flags);
 	pid_t pid;
 	int r = spawn_in_path(&pid, argv[0], envp, &fa, &attr, (char *const *)argv);
 	posix_spawn_file_actions_destroy(&fa);
@@ -129,7 +135,7 @@ int ows__direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
 	if (r != 0)
 		return ows__fail(err, OWS_ESPAWN, r, argv[0], "check the command's name",
 				 "the command could not start: %s", strerror(r));
-	/* Under the lock: a close on another thread reads it in direct_stop(). */
+	/* Under the lock: a close on another thread reads it in ows__direct_stop(). */
 	ows__plat_global_lock();
 	proc->pid = pid;
 	ows__plat_global_unlock();
@@ -170,7 +176,7 @@ int ows__direct_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err)
 }
 
 /* No wall means no containment: end the process groups this session started. */
-static void direct_stop(ows_session *s)
+void ows__direct_stop(ows_session *s)
 {
 	/* Spawns in flight add to the list meanwhile; close ends what they start. */
 	ows__plat_global_lock();
@@ -200,6 +206,6 @@ const ows__provider ows__direct_provider = {
 	.spawn = ows__direct_spawn,
 	.wait = ows__direct_wait,
 	.kill = ows__direct_kill,
-	.stop = direct_stop,
+	.stop = ows__direct_stop,
 	.close = direct_close,
 };

@@ -92,6 +92,10 @@ OWS__HIDDEN int ows__env_add_share(ows__strv *env, const ows__share *sh, ows_err
 /* The same for the session's environment, and hands the agent text to the session. */
 OWS__HIDDEN int ows__share_apply(ows_session *s, ows__share *sh, ows_error *err);
 
+/* Plants ~/.owsandbox-canary-<id> (0644) for a proof to fail to read: its path (caller
+ * unlinks, frees), or NULL (a home the host cannot write: the other checks still stand). */
+OWS__HIDDEN char *ows__canary_plant(const char *home, const char *id, ows_error *err);
+
 /*
  * The direct provider's spawn, wait and kill (direct.c): posix_spawn in a
  * session and process group of its own, with the caller's stdio; argv[0]
@@ -103,6 +107,8 @@ OWS__HIDDEN int ows__direct_spawn(ows_session *s, ows_proc *proc, const char *co
 				  ows_error *err);
 OWS__HIDDEN int ows__direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err);
 OWS__HIDDEN int ows__direct_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err);
+/* SIGKILL to the process group of each live proc of the session (no wait). */
+OWS__HIDDEN void ows__direct_stop(ows_session *s);
 /* A descriptor readable once `pid` has exited (the proc's exit_fd), or -1: Linux a pidfd,
  * macOS a kqueue (lib/darwin/). */
 OWS__HIDDEN int ows__exit_fd_open(pid_t pid);
