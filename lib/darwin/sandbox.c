@@ -72,6 +72,8 @@
 /* A full pass over the person's processes, then a pause that doubles up to the last. */
 #define SWEEP_ROUNDS 60
 #define SWEEP_PAUSE_MAX_MS 100
+/* A check the probe never printed. */
+#define PROBE_ENDED "the probe ended before this check"
 /* How long the proof may take: it runs a handful of system tools. */
 #define PROOF_TIMEOUT_MS 60000
 
@@ -513,6 +515,7 @@ static const char PROBE_SCRIPT[] =
 
 struct probe {
 	int listen_fd;       /* a loopback port no rule allows */
+	int err_fd;          /* its stderr: an unlinked file, what sandbox-exec said if it failed */
 	int outside_port;
 	char *canary;
 	char ssh[PATH_MAX];
@@ -525,13 +528,15 @@ static void probe_free(struct probe *pb)
 {
 	if (pb->listen_fd >= 0)
 		close(pb->listen_fd);
+	if (pb->err_fd >= 0)
+		close(pb->err_fd);
 	if (pb->canary) {
 		unlink(pb->canary);
 		free(pb->canary);
 	}
 	free(pb->checks);
 	memset(pb, 0, sizeof(*pb));
-	pb->listen_fd = -1;
+	pb->listen_fd = pb->err_fd = -1;
 }
 
 static ows__check *probe_check(struct probe *pb, const char *name, const char *arg)
@@ -637,8 +642,7 @@ static void parse_lines(struct probe *pb, const char *text, const char *const *n
 		bool ok = strncmp(line, "ok ", 3) == 0;
 		c->passed = ok;
 		snprintf(c->detail, sizeof(c->detail), "%s",
-			 ok ? line + 3 : strncmp(line, "fail ", 5) == 0 ? line + 5
-				       : "the probe ended before this check");
+			 ok ? line + 3 : strncmp(line, "fail ", 5) == 0 ? line + 5 : PROBE_ENDED);
 	}
 }
 
@@ -696,7 +700,7 @@ static int run_probe(ows_session *s, const ows_policy *policy, const struct sb_i
 		fcntl(out[i], F_SETFD, FD_CLOEXEC);
 	}
 	if (rc == 0) {
-		const int stdio[3] = {in[0], out[1], OWS_STDIO_NULL};
+		const int stdio[3] = {in[0], out[1], pb->err_fd >= 0 ? pb->err_fd : OWS_STDIO_NULL};
 		rc = seatbelt_spawn(s, &probe, (const char *const *)av.v, s->env.v, s->default_cwd,
 				    stdio, err);
 	}
@@ -722,6 +726,48 @@ static int run_probe(ows_session *s, const ows_policy *policy, const struct sb_i
 	return rc;
 }
 
+/* A file with no name in `dir` (made, then unlinked at once), or -1. */
+static int unnamed_file(const char *dir)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/.proof-stderr", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+/* The checks, named by the host in the order the probe prints them, then the markers. */
+static int name_checks(struct probe *pb, const ows_policy *policy, const char *home,
+		       const char *text, bool told, ows_error *err)
+{
+	static const char *const more[] = {"home not listable", "home file not readable",
+					   "ssh keys not readable", "network socket",
+					   "network proxy"};
+	size_t nf = policy->nfolders, n = nf + OWS__ARRAY_LEN(more);
+	const char **names = ows__calloc(n, sizeof(*names), err);
+	const char **args = ows__calloc(n, sizeof(*args), err);
+	if (!names || !args) {
+		free(names);
+		free(args);
+		return OWS_ENOMEM;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		names[i] = policy->folders[i].access == OWS_ACCESS_RW ? "read-write" : "read-only";
+		args[i] = policy->folders[i].path;
+	}
+	for (size_t i = 0; i < OWS__ARRAY_LEN(more); i++)
+		names[nf + i] = more[i];
+	args[nf] = home;
+	args[nf + 1] = pb->canary;
+	args[nf + 2] = pb->ssh[0] ? pb->ssh : NULL;
+	parse_lines(pb, text, names, args, n);
+	check_markers(pb, told);
+	free(names);
+	free(args);
+	return 0;
+}
+
 /*
  * Proves the wall from inside, as the Linux providers do: each session
  * folder reachable as its access says, the home not listable, a file
@@ -733,7 +779,7 @@ static int run_probe(ows_session *s, const ows_policy *policy, const struct sb_i
 static int prove(ows_session *s, const ows_policy *policy, struct sb_impl *si, const char *home,
 		 int proxy_port, ows_error *err)
 {
-	struct probe pb = {.listen_fd = -1};
+	struct probe pb = {.listen_fd = -1, .err_fd = -1};
 	pb.cap = policy->nfolders + 8;
 	if (!(pb.checks = ows__calloc(pb.cap, sizeof(*pb.checks), err)))
 		return OWS_ENOMEM;
@@ -745,35 +791,12 @@ static int prove(ows_session *s, const ows_policy *policy, struct sb_impl *si, c
 		pb.canary = ows__canary_plant(home, s->id, NULL);
 		find_ssh_file(&pb, home);
 	}
+	pb.err_fd = unnamed_file(si->pv.dir);
 	char *text = NULL;
 	bool told = false;
 	int rc = run_probe(s, policy, si, &pb, home, proxy_port, &text, &told, err);
-	if (rc == 0) {
-		size_t n = policy->nfolders + 5;
-		const char **names = ows__calloc(n, sizeof(*names), err);
-		const char **args = ows__calloc(n, sizeof(*args), err);
-		if (names && args) {
-			for (size_t i = 0; i < policy->nfolders; i++) {
-				bool rw = policy->folders[i].access == OWS_ACCESS_RW;
-				names[i] = rw ? "read-write" : "read-only";
-				args[i] = policy->folders[i].path;
-			}
-			const char *more[] = {"home not listable", "home file not readable",
-					      "ssh keys not readable", "network socket",
-					      "network proxy"};
-			for (size_t i = 0; i < 5; i++)
-				names[policy->nfolders + i] = more[i];
-			args[policy->nfolders] = home;
-			args[policy->nfolders + 1] = pb.canary;
-			args[policy->nfolders + 2] = pb.ssh[0] ? pb.ssh : NULL;
-			parse_lines(&pb, text, names, args, n);
-			check_markers(&pb, told);
-		} else {
-			rc = OWS_ENOMEM;
-		}
-		free(names);
-		free(args);
-	}
+	if (rc == 0)
+		rc = name_checks(&pb, policy, home, text, told, err);
 	free(text);
 	bool passed = false;
 	if (rc == 0 && !(s->proof_json = ows__proof_json("seatbelt", ows__net_name(s->net),
@@ -784,9 +807,20 @@ static int prove(ows_session *s, const ows_policy *policy, struct sb_impl *si, c
 		for (size_t i = 0; i < pb.nchecks && !bad; i++)
 			if (pb.checks[i].passed != 1)
 				bad = &pb.checks[i];
-		rc = ows__fail(err, OWS_EVERIFY, 0, bad ? bad->name : "proof",
-			       "run `owsbx verify` to see every check; the session is refused",
-			       "the wall did not hold from inside: %s", bad ? bad->detail : "");
+		/* It never got to say: what sandbox-exec or sh said on stderr is why. */
+		char said[200] = "";
+		bool ended = bad && strcmp(bad->detail, PROBE_ENDED) == 0;
+		ssize_t n = ended && pb.err_fd >= 0 ? pread(pb.err_fd, said, sizeof(said) - 1, 0) : -1;
+		said[n > 0 ? n : 0] = '\0';
+		said[strcspn(said, "\n")] = '\0';
+		if (said[0])
+			rc = ows__fail(err, OWS_EVERIFY, 0, "proof", "run `owsbx verify` to see every "
+				       "check; the session is refused",
+				       "the proof could not run under the profile: %s", said);
+		else
+			rc = ows__fail(err, OWS_EVERIFY, 0, bad ? bad->name : "proof",
+				       "run `owsbx verify` to see every check; the session is refused",
+				       "the wall did not hold from inside: %s", bad ? bad->detail : "");
 	}
 	probe_free(&pb);
 	return rc;
