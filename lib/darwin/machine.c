@@ -31,6 +31,7 @@ static int dump(json_t *j, char **out, ows_error *err)
 
 int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **plan, ows_error *err)
 {
+	(void)o;
 	if (!plan)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "plan_json is NULL");
 	*plan = NULL;
@@ -44,6 +45,8 @@ int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **pla
 
 int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error *err)
 {
+	(void)c;
+	(void)err;
 	if (o && o->progress)
 		o->progress(o->progress_ctx, "nothing to set up on macOS");
 	return 0;
@@ -51,6 +54,8 @@ int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error
 
 int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_error *err)
 {
+	(void)c;
+	(void)err;
 	if (o && o->progress)
 		o->progress(o->progress_ctx, "nothing to remove on macOS");
 	return 0;
@@ -59,6 +64,7 @@ int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_erro
 /* Sessions of hosts that died: their processes, private folders and records. */
 int ows_machine_cleanup(const ows_config *c, ows_error *err)
 {
+	(void)c; /* the records live in one place whatever the config */
 	return ows__sb_cleanup(err);
 }
 
@@ -126,6 +132,7 @@ int ows_machine_status(const ows_config *c, char **status, ows_error *err)
 int ows_acl_grant(const ows_config *c, const char *session_id, const char *account,
 		  const char *path, ows_access access, const char *home_root, ows_error *err)
 {
+	(void)c, (void)session_id, (void)account, (void)access, (void)home_root;
 	return ows__fail(err, OWS_ENOSYS, 0, path, "the seatbelt provider needs no grant",
 			 "ACL grants are for the Linux account provider; macOS sessions are "
 			 "walled by their Seatbelt profile");
@@ -134,6 +141,7 @@ int ows_acl_grant(const ows_config *c, const char *session_id, const char *accou
 int ows_acl_revoke(const ows_config *c, const char *session_id, const char *account,
 		   const char *path, ows_error *err)
 {
+	(void)c, (void)session_id, (void)account;
 	return ows__fail(err, OWS_ENOSYS, 0, path, "the seatbelt provider needs no grant",
 			 "ACL grants are for the Linux account provider; macOS has none to revoke");
 }
@@ -141,6 +149,7 @@ int ows_acl_revoke(const ows_config *c, const char *session_id, const char *acco
 /* AppArmor is a Linux module: nothing to grant here. */
 int ows_apparmor_profile(const char *exe, const char *name, char **out, ows_error *err)
 {
+	(void)exe, (void)name;
 	if (out)
 		*out = NULL;
 	return ows__fail(err, OWS_ENOSYS, 0, NULL, "macOS needs no AppArmor profile",
