@@ -30,6 +30,35 @@ int sandbox_check(pid_t pid, const char *operation, int type, ...);
 /* Where every seatbelt command starts: absolute, never looked up in a PATH. */
 #define OWS__SANDBOX_EXEC "/usr/bin/sandbox-exec"
 
+/* ---------------------------------------------- lifetime (lifetime.c) */
+
+#define OWS__SB_MARKER_MAX 96
+
+/* Two fresh paths that exist nowhere (under /private/var/empty), for a session's profile. */
+OWS__HIDDEN int ows__sb_make_markers(char allow[OWS__SB_MARKER_MAX],
+				     char deny[OWS__SB_MARKER_MAX], ows_error *err);
+/* Whether `pid` is alive, the person's, and under the profile with these markers. */
+OWS__HIDDEN bool ows__sb_is_ours(pid_t pid, const char *allow, const char *deny);
+/*
+ * SIGKILL to every process of the person's under the profile with these
+ * markers, pass after pass until one finds none: 0, or -1 when the passes
+ * ran out (a fork bomb outrunning them) or the pids could not be listed.
+ */
+OWS__HIDDEN int ows__sb_sweep(const char *allow, const char *deny);
+
+/* A live session's record (lifetime.c says what it holds and where). */
+typedef struct ows__sb_record {
+	int fd;        /* locked while the host lives; -1 */
+	char dir[64];
+} ows__sb_record;
+
+/* Writes the record, locked, before the session's first process starts. */
+OWS__HIDDEN int ows__sb_record_write(ows__sb_record *r, const char *id, const char *allow,
+				     const char *deny, const char *root, const char *home,
+				     ows_error *err);
+/* Drops it: removed once every process is gone (`remove`), else left, unlocked, for cleanup. */
+OWS__HIDDEN void ows__sb_record_drop(ows__sb_record *r, const char *id, bool remove);
+
 /*
  * Whether this process can open seatbelt sessions: false when it runs
  * inside a sandbox of its own (macOS does not nest them) or when

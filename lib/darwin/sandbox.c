@@ -22,7 +22,8 @@
  * marker_allow and refuses it marker_deny.  sandbox_check() asks the
  * kernel that question about any pid of the person, so at stop and close
  * every process of the person's is listed and each that answers as this
- * session's does is killed, pass after pass until one finds none.
+ * session's does is killed, pass after pass until one finds none
+ * (lib/darwin/lifetime.c).
  * Each live session has a record (host pid, markers, private folder) in a
  * folder of the person's alone, locked by its host: the next open, or
  * `owsbx machine sandbox cleanup`, ends what a killed host left.
@@ -40,7 +41,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libproc.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -49,13 +49,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/event.h>
-#include <sys/file.h>
-#include <sys/proc_info.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "darwin.h"
@@ -63,15 +59,6 @@
 #include "posix.h"
 #include "profile.h"
 
-#ifndef SZOMB
-#define SZOMB 5 /* <sys/proc.h>: awaiting collection by its parent */
-#endif
-
-/* Where the markers live: root's, empty by design, so no one can make a name in it. */
-#define MARKER_DIR "/private/var/empty"
-/* A full pass over the person's processes, then a pause that doubles up to the last. */
-#define SWEEP_ROUNDS 60
-#define SWEEP_PAUSE_MAX_MS 100
 /* A check the probe never printed. */
 #define PROBE_ENDED "the probe ended before this check"
 /* How long the proof may take: it runs a handful of system tools. */
@@ -80,38 +67,10 @@
 struct sb_impl {
 	ows__private pv;
 	ows__sb_profile prof;
-	char marker_allow[96];
-	char marker_deny[96];
-	int record_fd;        /* the session's record, locked while the host lives; -1 */
-	char record_dir[64];
+	char marker_allow[OWS__SB_MARKER_MAX];
+	char marker_deny[OWS__SB_MARKER_MAX];
+	ows__sb_record record; /* locked while the host lives */
 };
-
-/* ------------------------------------------------------------ exit descriptor */
-
-/*
- * The proc's exit_fd (ows_proc_fd): a kqueue that turns readable when `pid`
- * exits (EVFILT_PROC, NOTE_EXIT).  A pid that exited already (a zombie: no
- * one but us reaps it) gives ESRCH: then a user event, triggered at once,
- * makes it readable.  A kqueue is not inherited across fork.
- */
-int ows__exit_fd_open(pid_t pid)
-{
-	int kq = kqueue();
-	if (kq < 0)
-		return -1;
-	if (fcntl(kq, F_SETFD, FD_CLOEXEC) != 0) { /* not inherited by a child either way */ }
-	struct kevent ev;
-	EV_SET(&ev, (uintptr_t)pid, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, NULL);
-	if (kevent(kq, &ev, 1, NULL, 0, NULL) == 0)
-		return kq;
-	if (errno == ESRCH) {
-		EV_SET(&ev, 1, EVFILT_USER, EV_ADD, NOTE_TRIGGER, 0, NULL);
-		if (kevent(kq, &ev, 1, NULL, 0, NULL) == 0)
-			return kq;
-	}
-	close(kq);
-	return -1;
-}
 
 /* ------------------------------------------------------------ usable here */
 
@@ -134,288 +93,6 @@ bool ows__sb_usable(char *why, size_t why_len, char *fix, size_t fix_len)
 	snprintf(why, why_len, "not inside another sandbox; %s present", OWS__SANDBOX_EXEC);
 	fix[0] = '\0';
 	return true;
-}
-
-/* -------------------------------------------------------------- the sweep */
-
-/* Whether `pid` is alive, the person's, and under the profile with these markers. */
-static bool is_ours(pid_t pid, uid_t me, const char *allow, const char *deny)
-{
-	struct proc_bsdinfo bi;
-	if (proc_pidinfo(pid, PROC_PIDTBSDINFO, 0, &bi, sizeof(bi)) != (int)sizeof(bi))
-		return false; /* gone, or not ours to ask about */
-	if (bi.pbi_status == SZOMB || (bi.pbi_uid != me && bi.pbi_ruid != me))
-		return false;
-	const int by_path = OWS__SANDBOX_FILTER_PATH | SANDBOX_CHECK_NO_REPORT;
-	return sandbox_check(pid, NULL, OWS__SANDBOX_FILTER_NONE) == 1 &&
-	       sandbox_check(pid, "file-read-metadata", by_path, allow) == 0 &&
-	       sandbox_check(pid, "file-read-metadata", by_path, deny) == 1;
-}
-
-/* Every pid there is, into *pids (caller frees): the count, or -1. */
-static int list_pids(pid_t **pids)
-{
-	*pids = NULL;
-	for (int tries = 0; tries < 4; tries++) {
-		int n = proc_listallpids(NULL, 0);
-		if (n <= 0)
-			return -1;
-		int cap = n + 256; /* room for what starts meanwhile */
-		pid_t *buf = calloc((size_t)cap, sizeof(*buf));
-		if (!buf)
-			return -1;
-		n = proc_listallpids(buf, cap * (int)sizeof(*buf));
-		if (n > 0 && n < cap) {
-			*pids = buf;
-			return n;
-		}
-		free(buf);
-	}
-	return -1;
-}
-
-/* One pass: SIGKILL to each process of the session.  How many it found, or -1. */
-static int sweep_pass(const char *allow, const char *deny)
-{
-	pid_t *pids;
-	int n = list_pids(&pids);
-	if (n < 0)
-		return -1;
-	uid_t me = geteuid();
-	pid_t self = getpid();
-	int found = 0;
-	for (int i = 0; i < n; i++)
-		if (pids[i] > 1 && pids[i] != self && is_ours(pids[i], me, allow, deny)) {
-			kill(pids[i], SIGKILL);
-			found++;
-		}
-	free(pids);
-	return found;
-}
-
-/*
- * Ends every process under the profile with these markers: passes until
- * one finds none.  A process killed goes on showing until it is a zombie,
- * and one killed inside fork() leaves a child the next pass finds: between
- * passes that found something, a pause (1 ms, doubling up to 100 ms) lets
- * them finish dying.  0 once a full pass found none; -1 when the passes
- * ran out first (a fork bomb outrunning them) or the pids cannot be listed.
- */
-static int sweep(const char *allow, const char *deny)
-{
-	long pause_ms = 1;
-	for (int round = 0; round < SWEEP_ROUNDS; round++) {
-		int found = sweep_pass(allow, deny);
-		if (found <= 0)
-			return found;
-		struct timespec ts = {.tv_sec = 0, .tv_nsec = pause_ms * 1000000L};
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-		}
-		if (pause_ms < SWEEP_PAUSE_MAX_MS)
-			pause_ms *= 2;
-	}
-	return -1;
-}
-
-/* ----------------------------------------------------------------- records */
-/*
- * One file per live session, named by its id, in /private/tmp/owsandbox-UID-seatbelt
- * (0700, the person's): /tmp is emptied at boot, when every process of every
- * session is gone too.  No sandbox sees the folder.  The host holds an
- * flock on its record from before the first process of the session starts
- * (the proof) until the last has been ended; a record whose lock is free
- * is a dead host's.
- *
- *   owsbx-seatbelt 1
- *   pid HOST_PID
- *   allow MARKER_ALLOW
- *   deny MARKER_DENY
- *   root PRIVATE_ROOT        the folder holding the private folder <id>
- *   home HOME                where its canary may be left, or -
- */
-
-static int records_open(char *dir, size_t len, bool create, ows_error *err)
-{
-	snprintf(dir, len, "/private/tmp/owsandbox-%u-seatbelt", (unsigned)geteuid());
-	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return ows__fail_sys(err, dir, "check that /tmp is writable",
-				     "cannot create the folder of the seatbelt sessions' records");
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		if (!create && errno == ENOENT)
-			return OWS_ENOTFOUND;
-		return ows__fail_sys(err, dir, "remove it if it is not a folder you made",
-				     "cannot open the folder of the seatbelt sessions' records");
-	}
-	struct stat st;
-	if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 0077)) {
-		close(fd);
-		return ows__fail(err, OWS_EPERM, EPERM, dir,
-				 "someone else made this folder: remove it",
-				 "the folder of the seatbelt sessions' records is not yours alone");
-	}
-	return fd;
-}
-
-static bool is_session_id(const char *s)
-{
-	size_t n = strlen(s);
-	if (n != 32)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (ows__hexval(s[i]) < 0)
-			return false;
-	return true;
-}
-
-static int record_write(struct sb_impl *si, const char *id, const char *home, ows_error *err)
-{
-	char text[PATH_MAX * 2 + 512];
-	int n = snprintf(text, sizeof(text), "owsbx-seatbelt 1\npid %d\nallow %s\ndeny %s\nroot %s\n"
-			 "home %s\n", (int)getpid(), si->marker_allow, si->marker_deny, si->pv.root,
-			 home ? home : "-");
-	if (n < 0 || (size_t)n >= sizeof(text) || strchr(si->pv.root, '\n') ||
-	    (home && strchr(home, '\n')))
-		return ows__fail(err, OWS_EINVAL, 0, si->pv.root, "choose a private_root without a "
-				 "newline", "the session's record cannot hold this path");
-	int dirfd = records_open(si->record_dir, sizeof(si->record_dir), true, err);
-	if (dirfd < 0)
-		return dirfd;
-	si->record_fd = ows__create_locked_at(dirfd, id, text);
-	int e = errno;
-	close(dirfd);
-	if (si->record_fd < 0) {
-		errno = e;
-		return ows__fail_sys(err, si->record_dir, NULL, "cannot write the session's record");
-	}
-	return 0;
-}
-
-/* Drops the record: removed once every process is gone, else left, unlocked, for cleanup. */
-static void record_drop(struct sb_impl *si, const char *id, bool remove)
-{
-	if (si->record_fd < 0)
-		return;
-	if (remove) {
-		int dirfd = open(si->record_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dirfd >= 0) {
-			unlinkat(dirfd, id, 0);
-			close(dirfd);
-		}
-	}
-	close(si->record_fd);
-	si->record_fd = -1;
-}
-
-/* The value of `key` in a record's text, into buf; false when absent or too long. */
-static bool record_field(const char *text, const char *key, char *buf, size_t len)
-{
-	size_t k = strlen(key);
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		if (strncmp(l, key, k) != 0 || l[k] != ' ')
-			continue;
-		size_t n = strcspn(l + k + 1, "\n");
-		if (n == 0 || n >= len)
-			return false;
-		memcpy(buf, l + k + 1, n);
-		buf[n] = '\0';
-		return true;
-	}
-	return false;
-}
-
-/* Removes <root>/<id> and the root once empty; the root must be the person's folder. */
-static int remove_private(const char *root, const char *id)
-{
-	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	struct stat st;
-	int rc = fstat(fd, &st) == 0 && st.st_uid == geteuid() ? ows__rmtree_at(fd, id) : -1;
-	close(fd);
-	rmdir(root); /* fails while other sessions use it */
-	return rc;
-}
-
-/* Ends one dead host's session from its record (locked by us); 1 when done, 0 to retry. */
-static int end_dead_session(int fd, const char *id)
-{
-	char text[PATH_MAX * 2 + 512];
-	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
-	if (n <= 0)
-		return 1; /* empty: a host killed while it wrote; nothing ran yet */
-	text[n] = '\0';
-	char allow[96], deny[96], root[PATH_MAX], home[PATH_MAX];
-	if (strncmp(text, "owsbx-seatbelt 1\n", 17) != 0 ||
-	    !record_field(text, "allow", allow, sizeof(allow)) ||
-	    !record_field(text, "deny", deny, sizeof(deny)) ||
-	    !record_field(text, "root", root, sizeof(root)) ||
-	    !record_field(text, "home", home, sizeof(home)))
-		return 1; /* not one of ours as we write them: nothing to act on */
-	if (strncmp(allow, MARKER_DIR "/", sizeof(MARKER_DIR)) != 0 ||
-	    strncmp(deny, MARKER_DIR "/", sizeof(MARKER_DIR)) != 0)
-		return 1;
-	if (sweep(allow, deny) != 0)
-		return 0;
-	if (remove_private(root, id) != 0)
-		return 0;
-	if (strcmp(home, "-") != 0) {
-		char canary[PATH_MAX + 64];
-		snprintf(canary, sizeof(canary), "%s/.owsandbox-canary-%s", home, id);
-		unlink(canary);
-	}
-	return 1;
-}
-
-int ows__sb_cleanup(ows_error *err)
-{
-	char dir[64];
-	ows_error quiet;
-	ows_error_clear(&quiet);
-	int dirfd = records_open(dir, sizeof(dir), false, &quiet);
-	if (dirfd == OWS_ENOTFOUND)
-		return 0; /* no seatbelt session ever ran since boot */
-	if (dirfd < 0)
-		return ows__fail(err, dirfd, quiet.sys_errno, quiet.where, quiet.hint, "%s",
-				 quiet.what);
-	DIR *d = ows__opendir_at(dirfd);
-	if (!d) {
-		close(dirfd);
-		return ows__fail_sys(err, dir, NULL, "cannot list the seatbelt sessions' records");
-	}
-	int ended = 0, left = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		struct stat st;
-		if (ows__is_create_temp(e->d_name)) {
-			/* A record half-made by a host killed then; another may be making one now. */
-			if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    st.st_mtime < time(NULL) - 60)
-				unlinkat(dirfd, e->d_name, 0);
-			continue;
-		}
-		if (!is_session_id(e->d_name))
-			continue;
-		int fd = openat(dirfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) { /* its host is gone */
-			if (end_dead_session(fd, e->d_name)) {
-				unlinkat(dirfd, e->d_name, 0);
-				ended++;
-			} else {
-				left++;
-			}
-		}
-		close(fd);
-	}
-	closedir(d);
-	close(dirfd);
-	if (left)
-		return ows__fail(err, OWS_ESYS, 0, dir, "run `owsbx machine sandbox cleanup` again",
-				 "%d dead seatbelt session%s could not be ended completely", left,
-				 left == 1 ? "" : "s");
-	return ended;
 }
 
 /* ------------------------------------------------------------------- spawn */
@@ -710,7 +387,7 @@ static int run_probe(ows_session *s, const ows_policy *policy, const struct sb_i
 		close(out[1]);
 	if (rc == 0)
 		rc = read_lines(out[0], text, err);
-	*told = rc == 0 && is_ours(probe.pid, geteuid(), si->marker_allow, si->marker_deny);
+	*told = rc == 0 && ows__sb_is_ours(probe.pid, si->marker_allow, si->marker_deny);
 	/* Its stdin closes and it exits; killed with its group either way, then reaped. */
 	if (in[1] >= 0)
 		close(in[1]);
@@ -892,19 +569,6 @@ static int write_copies(const char *priv_home, const ows__share *sh, ows_error *
 	return rc;
 }
 
-/* Fresh paths under MARKER_DIR, where no one can make a name: they exist nowhere. */
-static int make_markers(struct sb_impl *si, ows_error *err)
-{
-	char hex[33];
-	int rc = ows__random_hex(hex, 16, err);
-	if (rc < 0)
-		return rc;
-	snprintf(si->marker_allow, sizeof(si->marker_allow), "%s/owsandbox-%s-allow", MARKER_DIR,
-		 hex);
-	snprintf(si->marker_deny, sizeof(si->marker_deny), "%s/owsandbox-%s-deny", MARKER_DIR, hex);
-	return 0;
-}
-
 /*
  * What the session sees beyond the system: its folders at their own paths,
  * the shared toolchains read only, and in allowlist owsbx itself (for
@@ -968,7 +632,7 @@ static int impl_free(ows_session *s, struct sb_impl *si, bool ended, ows_error *
 		free(si->pv.dir);
 		free(si->pv.root);
 	}
-	record_drop(si, s->id, ended);
+	ows__sb_record_drop(&si->record, s->id, ended);
 	free(si);
 	return rc;
 }
@@ -1013,9 +677,10 @@ static int open_private(ows_session *s, const ows_config *config, struct sb_impl
 	int rc = ows__private_create(&si->pv, base, s->id, geteuid(), getegid(), err);
 	free(base);
 	if (rc == 0)
-		rc = make_markers(si, err);
+		rc = ows__sb_make_markers(si->marker_allow, si->marker_deny, err);
 	if (rc == 0)
-		rc = record_write(si, s->id, home, err);
+		rc = ows__sb_record_write(&si->record, s->id, si->marker_allow, si->marker_deny,
+					  si->pv.root, home, err);
 	return rc;
 }
 
@@ -1062,7 +727,7 @@ static int seatbelt_open(ows_session *s, const ows_policy *policy, const ows_con
 	struct sb_impl *si = ows__calloc(1, sizeof(*si), err);
 	if (!si)
 		return OWS_ENOMEM;
-	si->record_fd = -1;
+	si->record.fd = -1;
 	si->pv.lock_fd = -1;
 	whoami(&o.home, o.user, sizeof(o.user));
 	for (size_t i = 0; o.home && i < policy->nfolders && rc == 0; i++)
@@ -1086,7 +751,7 @@ static int seatbelt_open(ows_session *s, const ows_policy *policy, const ows_con
 		rc = OWS_ENOMEM;
 	if (rc < 0) {
 		/* Whatever the proof's probe left behind goes with it. */
-		bool ended = !si->marker_allow[0] || sweep(si->marker_allow, si->marker_deny) == 0;
+		bool ended = !si->marker_allow[0] || ows__sb_sweep(si->marker_allow, si->marker_deny) == 0;
 		impl_free(s, si, ended, NULL);
 		s->impl = NULL;
 		return rc;
@@ -1103,7 +768,7 @@ static void seatbelt_stop(ows_session *s)
 	struct sb_impl *si = s->impl;
 	ows__direct_stop(s);
 	if (si)
-		sweep(si->marker_allow, si->marker_deny);
+		ows__sb_sweep(si->marker_allow, si->marker_deny);
 }
 
 static int seatbelt_close(ows_session *s, ows_error *err)
@@ -1112,14 +777,14 @@ static int seatbelt_close(ows_session *s, ows_error *err)
 	if (!si)
 		return 0;
 	/* Everything under the profile first, then our own children reaped. */
-	int swept = sweep(si->marker_allow, si->marker_deny);
+	int swept = ows__sb_sweep(si->marker_allow, si->marker_deny);
 	for (ows_proc *p = s->procs; p; p = p->next)
 		if (!ows__proc_get_exit(p, NULL) && p->pid > 0) {
 			kill(-p->pid, SIGKILL);
 			ows__direct_wait(s, p, -1, NULL);
 		}
 	if (swept == 0)
-		swept = sweep(si->marker_allow, si->marker_deny);
+		swept = ows__sb_sweep(si->marker_allow, si->marker_deny);
 	int rc = 0;
 	if (swept != 0)
 		rc = ows__fail(err, OWS_ESYS, 0, si->pv.dir,
