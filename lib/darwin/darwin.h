@@ -19,6 +19,7 @@
  * a sandbox, 0 when not.  With an operation and a filter it is 0 when the
  * profile of `pid` allows that operation on the filter's argument, 1 when
  * it refuses it; SANDBOX_CHECK_NO_REPORT keeps the refusal out of the log.
+ * -1 is an error (errno: ESRCH for a pid that is gone).
  */
 enum {
 	OWS__SANDBOX_FILTER_NONE = 0,

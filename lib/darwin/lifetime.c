@@ -71,9 +71,11 @@ static bool is_ours_as(pid_t pid, uid_t me, const char *allow, const char *deny)
 	if (bi.pbi_status == SZOMB || (bi.pbi_uid != me && bi.pbi_ruid != me))
 		return false;
 	const int by_path = OWS__SANDBOX_FILTER_PATH | SANDBOX_CHECK_NO_REPORT;
-	return sandbox_check(pid, NULL, OWS__SANDBOX_FILTER_NONE) == 1 &&
+	/* 1 sandboxed or refused, 0 not or allowed, -1 an error (the pid gone): only a clear
+	 * answer both ways counts. */
+	return sandbox_check(pid, NULL, OWS__SANDBOX_FILTER_NONE) > 0 &&
 	       sandbox_check(pid, "file-read-metadata", by_path, allow) == 0 &&
-	       sandbox_check(pid, "file-read-metadata", by_path, deny) == 1;
+	       sandbox_check(pid, "file-read-metadata", by_path, deny) > 0;
 }
 
 /* Every pid there is, into *pids (caller frees): the count, or -1. */
