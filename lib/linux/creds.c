@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef __APPLE__
+#include <limits.h>
 #include <mach-o/dyld.h>
 #else
 #include <linux/openat2.h>
@@ -36,22 +37,39 @@
 #ifdef __APPLE__
 /*
  * macOS has no openat2 and no O_PATH.  A plain open stands in for O_PATH
- * (what is opened so is only checked and closed), and O_NOFOLLOW_ANY
- * (macOS 11) refuses a link anywhere on the way, which is stricter than
- * RESOLVE_BENEATH: a link that stays in the home is refused too (ELOOP).
- * `rel` never holds "..": catalog paths are checked
+ * (what is opened so is only checked and closed).  O_NOFOLLOW_ANY (macOS
+ * 11) refuses a link anywhere on the way; where there is one, the path is
+ * resolved and followed only when it ends in the home, and opened again
+ * with O_NOFOLLOW_ANY, so that a link swapped in meanwhile is refused, not
+ * followed.  `rel` never holds "..": catalog paths are checked
  * (ows__home_path_is_safe) and the walk joins names readdir gave.
  */
 #define O_PATH 0
-#define BENEATH_ESCAPE ELOOP
 
 static int open_beneath(int homefd, const char *rel, int flags)
 {
-	return openat(homefd, rel, flags | O_NOCTTY | O_NOFOLLOW_ANY | O_CLOEXEC);
+	flags |= O_NOCTTY | O_NOFOLLOW_ANY | O_CLOEXEC;
+	int fd = openat(homefd, rel, flags);
+	if (fd >= 0 || errno != ELOOP)
+		return fd;
+	char home[PATH_MAX], joined[PATH_MAX * 2];
+	if (fcntl(homefd, F_GETPATH, home) != 0)
+		return -1;
+	snprintf(joined, sizeof(joined), "%s/%s", home, rel);
+	char *real = realpath(joined, NULL);
+	if (!real)
+		return -1;
+	size_t n = strlen(home);
+	if (strncmp(real, home, n) != 0 || real[n] != '/') {
+		free(real);
+		errno = EXDEV; /* it leads out of the home */
+		return -1;
+	}
+	fd = open(real, flags);
+	free(real);
+	return fd;
 }
 #else
-#define BENEATH_ESCAPE EXDEV
-
 static int open_beneath(int homefd, const char *rel, int flags)
 {
 	/* openat2 refuses O_PATH with flags it would ignore. */
@@ -163,9 +181,8 @@ static int collect(int homefd, const char *entry, const char *rel, int depth, bo
 		return refuse(err, entry, rel, "the folder is nested too deep", "share a smaller folder");
 	int fd = open_beneath(homefd, rel, O_RDONLY | O_NONBLOCK);
 	if (fd < 0) {
-		if (errno == BENEATH_ESCAPE)
-			return refuse(err, entry, rel, BENEATH_ESCAPE == EXDEV
-				      ? "a link leads out of the home" : "a link is on the way",
+		if (errno == EXDEV)
+			return refuse(err, entry, rel, "a link leads out of the home",
 				      "copy the file into the home, or leave this entry off");
 		if (errno == ENOENT && !top)
 			return 0; /* vanished while listed */
