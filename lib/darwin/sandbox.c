@@ -751,7 +751,8 @@ static int seatbelt_open(ows_session *s, const ows_policy *policy, const ows_con
 		rc = OWS_ENOMEM;
 	if (rc < 0) {
 		/* Whatever the proof's probe left behind goes with it. */
-		bool ended = !si->marker_allow[0] || ows__sb_sweep(si->marker_allow, si->marker_deny) == 0;
+		bool ended = !si->marker_allow[0] ||
+			     ows__sb_sweep(si->marker_allow, si->marker_deny) == 0;
 		impl_free(s, si, ended, NULL);
 		s->impl = NULL;
 		return rc;
