@@ -203,8 +203,8 @@ int ows__sb_record_write(ows__sb_record *r, const char *id, const char *allow, c
 			 const char *root, const char *home, ows_error *err)
 {
 	char text[PATH_MAX * 2 + 512];
-	int n = snprintf(text, sizeof(text), "owsbx-seatbelt 1\npid %d\nallow %s\ndeny %s\nroot %s\n"
-			 "home %s\n", (int)getpid(), allow, deny, root,
+	int n = snprintf(text, sizeof(text),
+			 "owsbx-seatbelt 1\npid %d\nallow %s\ndeny %s\nroot %s\nhome %s\n", (int)getpid(), allow, deny, root,
 			 home ? home : "-");
 	if (n < 0 || (size_t)n >= sizeof(text) || strchr(root, '\n') ||
 	    (home && strchr(home, '\n')))
@@ -319,7 +319,7 @@ int ows__sb_cleanup(ows_error *err)
 	while ((e = readdir(d))) {
 		struct stat st;
 		if (ows__is_create_temp(e->d_name)) {
-			/* A record half-made by a host killed then; another may be making one now. */
+			/* Half-made by a host killed then; another may be making one now. */
 			if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			    st.st_mtime < time(NULL) - 60)
 				unlinkat(dirfd, e->d_name, 0);

@@ -38,8 +38,8 @@ int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **pla
 	json_t *notes = json_pack("[s]", "nothing to set up on macOS: the seatbelt provider uses "
 				  "what macOS ships; `owsbx machine sandbox status` says whether "
 				  "sessions can start");
-	return dump(json_pack("{s:[], s:o, s:s, s:b, s:s}", "changes", "notes", notes, "command", "",
-			      "blocked", 0, "config", c ? ows_config_path(c) : ""),
+	return dump(json_pack("{s:[], s:o, s:s, s:b, s:s}", "changes", "notes", notes, "command",
+			      "", "blocked", 0, "config", c ? ows_config_path(c) : ""),
 		    plan, err);
 }
 
@@ -100,8 +100,8 @@ static int machine_status(const ows_config *c, char **status, ows_error *err)
 	if (usable)
 		row(rows, &failing, "seatbelt", true, NULL, "sessions can start: %s", why);
 	else
-		row(rows, &failing, "seatbelt", false, fix, "sessions on this machine are refused: %s",
-		    why);
+		row(rows, &failing, "seatbelt", false, fix,
+		    "sessions on this machine are refused: %s", why);
 	const char *provider = c && c->provider ? c->provider : "";
 	if (strcmp(provider, "") != 0 && strcmp(provider, "seatbelt") != 0 &&
 	    strcmp(provider, "direct") != 0)

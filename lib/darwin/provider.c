@@ -49,19 +49,19 @@ static void add_seatbelt_rows(json_t *caps, bool usable)
 		    "the profile grants nothing in the home but the toolchains shared read-only; "
 		    "the proof lists it, reads a file planted in it and ~/.ssh, and is refused");
 	add_promise(caps, usable, "network.none", "enforced",
-		    "the profile allows no network operation; the proof reaches for a loopback port "
-		    "and is refused");
+		    "the profile allows no network operation; the proof reaches for a loopback "
+		    "port and is refused");
 	add_promise(caps, usable, "network.allowlist", "enforced",
-		    "the profile allows localhost on the session proxy's port and nothing else; the "
-		    "proxy keeps the allow list; a program that ignores the proxy variables has no "
+		    "the profile allows localhost on the session proxy's port and nothing else; "
+		    "the proxy keeps the allow list; a program that ignores the proxy variables has no "
 		    "network");
 	add_promise(caps, usable, "network.open", "enforced", "any host; files are still the wall");
 	add_promise(caps, usable, "processes.end_with_session", "partial",
 		    "every process of the session, double-forked daemons too, carries the profile "
-		    "and its markers, and is killed at close; but macOS has no PID namespace: a host "
-		    "killed with SIGKILL leaves them running until the next seatbelt session opens "
-		    "or `owsbx machine sandbox cleanup` runs, and a process that turns into another "
-		    "uid (a setuid program) is not found");
+		    "and its markers, and is killed at close; but macOS has no PID namespace: a "
+		    "host killed with SIGKILL leaves them running until the next seatbelt session "
+		    "opens or `owsbx machine sandbox cleanup` runs, and a process that turns into "
+		    "another uid (a setuid program) is not found");
 }
 
 static int report_json(const ows_config *config, char **out, ows_error *err)

@@ -77,10 +77,10 @@ struct sb_impl {
 bool ows__sb_usable(char *why, size_t why_len, char *fix, size_t fix_len)
 {
 	if (sandbox_check(getpid(), NULL, OWS__SANDBOX_FILTER_NONE) != 0) {
-		snprintf(why, why_len, "this process runs inside another sandbox, and macOS does not "
-			 "nest sandboxes: a seatbelt session cannot be started from here");
-		snprintf(fix, fix_len, "run owsbx, or the program that hosts it, outside any sandbox "
-			 "(not from a sandboxed app or another agent's sandbox)");
+		snprintf(why, why_len, "this process runs inside another sandbox, and macOS does "
+			 "not nest sandboxes: a seatbelt session cannot be started from here");
+		snprintf(fix, fix_len, "run owsbx, or the program that hosts it, outside any "
+			 "sandbox (not from a sandboxed app or another agent's sandbox)");
 		return false;
 	}
 	if (access(OWS__SANDBOX_EXEC, X_OK) != 0) {
