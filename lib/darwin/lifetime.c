@@ -204,8 +204,8 @@ int ows__sb_record_write(ows__sb_record *r, const char *id, const char *allow, c
 {
 	char text[PATH_MAX * 2 + 512];
 	int n = snprintf(text, sizeof(text),
-			 "owsbx-seatbelt 1\npid %d\nallow %s\ndeny %s\nroot %s\nhome %s\n", (int)getpid(), allow, deny, root,
-			 home ? home : "-");
+			 "owsbx-seatbelt 1\npid %d\nallow %s\ndeny %s\nroot %s\nhome %s\n",
+			 (int)getpid(), allow, deny, root, home ? home : "-");
 	if (n < 0 || (size_t)n >= sizeof(text) || strchr(root, '\n') ||
 	    (home && strchr(home, '\n')))
 		return ows__fail(err, OWS_EINVAL, 0, root, "choose a private_root without a "

@@ -53,8 +53,8 @@ static void add_seatbelt_rows(json_t *caps, bool usable)
 		    "port and is refused");
 	add_promise(caps, usable, "network.allowlist", "enforced",
 		    "the profile allows localhost on the session proxy's port and nothing else; "
-		    "the proxy keeps the allow list; a program that ignores the proxy variables has no "
-		    "network");
+		    "the proxy keeps the allow list; a program that ignores the proxy variables has "
+		    "no network");
 	add_promise(caps, usable, "network.open", "enforced", "any host; files are still the wall");
 	add_promise(caps, usable, "processes.end_with_session", "partial",
 		    "every process of the session, double-forked daemons too, carries the profile "

@@ -485,18 +485,19 @@ static int prove(ows_session *s, const ows_policy *policy, struct sb_impl *si, c
 			if (pb.checks[i].passed != 1)
 				bad = &pb.checks[i];
 		/* It never got to say: what sandbox-exec or sh said on stderr is why. */
+		static const char hint[] = "run `owsbx verify` to see every check; the session is "
+					   "refused";
 		char said[200] = "";
 		bool ended = bad && strcmp(bad->detail, PROBE_ENDED) == 0;
-		ssize_t n = ended && pb.err_fd >= 0 ? pread(pb.err_fd, said, sizeof(said) - 1, 0) : -1;
+		ssize_t n = ended && pb.err_fd >= 0 ? pread(pb.err_fd, said, sizeof(said) - 1, 0)
+						    : -1;
 		said[n > 0 ? n : 0] = '\0';
 		said[strcspn(said, "\n")] = '\0';
 		if (said[0])
-			rc = ows__fail(err, OWS_EVERIFY, 0, "proof", "run `owsbx verify` to see every "
-				       "check; the session is refused",
+			rc = ows__fail(err, OWS_EVERIFY, 0, "proof", hint,
 				       "the proof could not run under the profile: %s", said);
 		else
-			rc = ows__fail(err, OWS_EVERIFY, 0, bad ? bad->name : "proof",
-				       "run `owsbx verify` to see every check; the session is refused",
+			rc = ows__fail(err, OWS_EVERIFY, 0, bad ? bad->name : "proof", hint,
 				       "the wall did not hold from inside: %s", bad ? bad->detail : "");
 	}
 	probe_free(&pb);
