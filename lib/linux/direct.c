@@ -21,6 +21,13 @@
 #include "platform.h"
 #include "posix.h"
 
+#ifdef __APPLE__
+/* /tmp is a link there, and the private folder's root is opened without following one. */
+#define DIRECT_TMP "/private/tmp"
+#else
+#define DIRECT_TMP "/tmp"
+#endif
+
 
 static int direct_open(ows_session *s, const ows_policy *policy, const ows_config *config,
 		       ows_error *err)
@@ -29,7 +36,7 @@ static int direct_open(ows_session *s, const ows_policy *policy, const ows_confi
 	ows__private *pv = ows__calloc(1, sizeof(*pv), err);
 	if (!pv)
 		return OWS_ENOMEM;
-	const char *base = config->private_root ? config->private_root : "/tmp";
+	const char *base = config->private_root ? config->private_root : DIRECT_TMP;
 	if ((rc = ows__private_create(pv, base, s->id, geteuid(), getegid(), err)) < 0) {
 		free(pv);
 		return rc;
