@@ -1,9 +1,10 @@
 /*
- * The parts of the POSIX back end that are plain POSIX, built for Linux and
- * for macOS alike (lib/linux/fs.c, creds.c, direct.c): private folders and
- * their removal, a file locked from birth, sharing on purpose, and the
- * direct provider's calls, which the seatbelt provider (lib/darwin/sandbox.c)
- * spawns and waits through.  No Linux header: lib/darwin/ includes it.
+ * The parts of the POSIX back ends that are plain POSIX: implemented in
+ * lib/linux/ (fs.c, creds.c, direct.c) and built for Linux and for macOS
+ * alike.  Private folders and their removal, a file locked from birth,
+ * sharing on purpose, and the direct provider's calls, which the seatbelt
+ * provider (lib/darwin/sandbox.c) spawns and waits through.  No Linux
+ * header: lib/darwin/ includes it too.
  */
 #ifndef OWS_POSIX_H
 #define OWS_POSIX_H
