@@ -11,24 +11,65 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <limits.h>
+#include <mach-o/dyld.h>
+#else
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
 
 #include <jansson.h>
 
-#include "linux.h"
+#include "posix.h"
 
 #define SHARE_MAX_FILE (1u << 20)   /* one file */
 #define SHARE_MAX_TOTAL (16u << 20) /* everything shared with one session */
 #define SHARE_MAX_FILES 1024
 #define SHARE_MAX_DEPTH 8
 
+#ifdef __APPLE__
+/*
+ * macOS has no openat2 and no O_PATH.  A plain open stands in for O_PATH
+ * (what is opened so is only checked and closed).  O_NOFOLLOW_ANY (macOS
+ * 11) refuses a link anywhere on the way; where there is one, the path is
+ * resolved and followed only when it ends in the home, and opened again
+ * with O_NOFOLLOW_ANY, so that a link swapped in meanwhile is refused, not
+ * followed.  `rel` never holds "..": catalog paths are checked
+ * (ows__home_path_is_safe) and the walk joins names readdir gave.
+ */
+#define O_PATH 0
+
+static int open_beneath(int homefd, const char *rel, int flags)
+{
+	flags |= O_NOCTTY | O_NOFOLLOW_ANY | O_CLOEXEC;
+	int fd = openat(homefd, rel, flags);
+	if (fd >= 0 || errno != ELOOP)
+		return fd;
+	char home[PATH_MAX], joined[PATH_MAX * 2];
+	if (fcntl(homefd, F_GETPATH, home) != 0)
+		return -1;
+	snprintf(joined, sizeof(joined), "%s/%s", home, rel);
+	char *real = realpath(joined, NULL);
+	if (!real)
+		return -1;
+	size_t n = strlen(home);
+	if (strncmp(real, home, n) != 0 || real[n] != '/') {
+		free(real);
+		errno = EXDEV; /* it leads out of the home */
+		return -1;
+	}
+	fd = open(real, flags);
+	free(real);
+	return fd;
+}
+#else
 static int open_beneath(int homefd, const char *rel, int flags)
 {
 	/* openat2 refuses O_PATH with flags it would ignore. */
@@ -40,6 +81,7 @@ static int open_beneath(int homefd, const char *rel, int flags)
 	};
 	return (int)syscall(SYS_openat2, homefd, rel, &how, sizeof(how));
 }
+#endif
 
 static int refuse(ows_error *err, const char *entry, const char *rel, const char *why,
 		  const char *hint)
@@ -502,7 +544,12 @@ int ows__share_ssh_proxy(ows__share *sh, const char *tunnel_cmd, ows_error *err)
 char *ows__find_owsbx(void)
 {
 	char self[4096];
+#ifdef __APPLE__
+	uint32_t size = sizeof(self);
+	ssize_t n = _NSGetExecutablePath(self, &size) == 0 ? (ssize_t)strlen(self) : -1;
+#else
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+#endif
 	if (n > 0) {
 		self[n] = '\0';
 		const char *base = strrchr(self, '/');

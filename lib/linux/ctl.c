@@ -423,23 +423,6 @@ void ows__ctl_op_stop(ows_session *s)
 
 /* ---------------------------------------------------------- proof probes */
 
-char *ows__canary_plant(const char *home, const char *id, ows_error *err)
-{
-	char *path = ows__asprintf(err, "%s/.owsandbox-canary-%s", home, id);
-	if (!path)
-		return NULL;
-	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		free(path); /* a home we cannot write: the other checks still stand */
-		return NULL;
-	}
-	if (fchmod(fd, 0644) != 0 || write(fd, id, strlen(id)) < 0) {
-		/* whatever the umask, a readable file is the point; its name alone proves it */
-	}
-	close(fd);
-	return path;
-}
-
 int ows__unix_listen(const char *addr, size_t len)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};

@@ -12,12 +12,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifndef __APPLE__
+#include <sys/syscall.h>
+#endif
 
-#include "linux.h"
 #include "platform.h"
+#include "posix.h"
+
+#ifdef __APPLE__
+/* /tmp is a link there, and the private folder's root is opened without following one. */
+#define DIRECT_TMP "/private/tmp"
+#else
+#define DIRECT_TMP "/tmp"
+#endif
 
 
 static int direct_open(ows_session *s, const ows_policy *policy, const ows_config *config,
@@ -27,7 +36,7 @@ static int direct_open(ows_session *s, const ows_policy *policy, const ows_confi
 	ows__private *pv = ows__calloc(1, sizeof(*pv), err);
 	if (!pv)
 		return OWS_ENOMEM;
-	const char *base = config->private_root ? config->private_root : "/tmp";
+	const char *base = config->private_root ? config->private_root : DIRECT_TMP;
 	if ((rc = ows__private_create(pv, base, s->id, geteuid(), getegid(), err)) < 0) {
 		free(pv);
 		return rc;
@@ -88,8 +97,16 @@ static int spawn_in_path(pid_t *pid, const char *file, char *const envp[],
 	return best;
 }
 
-static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
-			char *const envp[], const char *cwd, const int stdio[3], ows_error *err)
+#ifndef __APPLE__
+/* A pidfd; macOS's exit descriptor (a kqueue) is in lib/darwin/sandbox.c. */
+int ows__exit_fd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+#endif
+
+int ows__direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
+		      char *const envp[], const char *cwd, const int stdio[3], ows_error *err)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -109,7 +126,13 @@ static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[]
 	sigset_t none;
 	sigemptyset(&none);
 	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+	short flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK;
+#ifdef POSIX_SPAWN_CLOEXEC_DEFAULT
+	/* macOS: the three descriptors above and nothing else of the host reach the
+	 * command (a descriptor is a way past Seatbelt's path rules). */
+	flags |= POSIX_SPAWN_CLOEXEC_DEFAULT;
+#endif
+	posix_spawnattr_setflags(&attr, flags);
 	pid_t pid;
 	int r = spawn_in_path(&pid, argv[0], envp, &fa, &attr, (char *const *)argv);
 	posix_spawn_file_actions_destroy(&fa);
@@ -119,16 +142,16 @@ static int direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[]
 	if (r != 0)
 		return ows__fail(err, OWS_ESPAWN, r, argv[0], "check the command's name",
 				 "the command could not start: %s", strerror(r));
-	/* Under the lock: a close on another thread reads it in direct_stop(). */
+	/* Under the lock: a close on another thread reads it in ows__direct_stop(). */
 	ows__plat_global_lock();
 	proc->pid = pid;
 	ows__plat_global_unlock();
 	/* Readable once it has exited: its wait, and the host's ows_proc_fd(). */
-	proc->exit_fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	proc->exit_fd = ows__exit_fd_open(pid);
 	return 0;
 }
 
-static int direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err)
+int ows__direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err)
 {
 	if (ows__proc_get_exit(proc, NULL))
 		return 1;
@@ -152,7 +175,7 @@ static int direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error
 	return 1;
 }
 
-static int direct_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err)
+int ows__direct_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err)
 {
 	if (kill(-proc->pid, signo) != 0 && kill(proc->pid, signo) != 0 && errno != ESRCH)
 		return ows__fail_sys(err, "kill", NULL, "cannot signal the command");
@@ -160,7 +183,7 @@ static int direct_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err
 }
 
 /* No wall means no containment: end the process groups this session started. */
-static void direct_stop(ows_session *s)
+void ows__direct_stop(ows_session *s)
 {
 	/* Spawns in flight add to the list meanwhile; close ends what they start. */
 	ows__plat_global_lock();
@@ -175,7 +198,7 @@ static int direct_close(ows_session *s, ows_error *err)
 	for (ows_proc *p = s->procs; p; p = p->next)
 		if (!ows__proc_get_exit(p, NULL) && p->pid > 0) {
 			kill(-p->pid, SIGKILL);
-			direct_wait(s, p, -1, NULL);
+			ows__direct_wait(s, p, -1, NULL);
 		}
 	ows__private *pv = s->impl;
 	int rc = ows__private_remove(pv, err);
@@ -187,9 +210,9 @@ static int direct_close(ows_session *s, ows_error *err)
 const ows__provider ows__direct_provider = {
 	.name = "direct",
 	.open = direct_open,
-	.spawn = direct_spawn,
-	.wait = direct_wait,
-	.kill = direct_kill,
-	.stop = direct_stop,
+	.spawn = ows__direct_spawn,
+	.wait = ows__direct_wait,
+	.kill = ows__direct_kill,
+	.stop = ows__direct_stop,
 	.close = direct_close,
 };

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "linux.h"
+#include "posix.h"
 
 /* Below this depth a subtree is moved up to the top instead of descended into. */
 #define RMTREE_MAX_DEPTH 64
@@ -317,11 +317,13 @@ int ows__private_remove(ows__private *pv, ows_error *err)
 
 bool ows__tmpfile_off;
 
+#ifdef O_TMPFILE /* Linux; macOS has none and takes the named file (create_named) */
 /* O_TMPFILE refused because the file system or kernel has none (not a real error). */
 static bool no_tmpfile(int e)
 {
 	return e == EOPNOTSUPP || e == EISDIR || e == EINVAL;
 }
+#endif
 
 /* Writes all of `s`; false on a short write or an error. */
 static bool write_all(int fd, const char *s)
@@ -339,6 +341,7 @@ static bool write_all(int fd, const char *s)
 	return true;
 }
 
+#ifdef O_TMPFILE
 /* Locks the unnamed file `fd`, writes `head` and links it to `name`; closes it on failure. */
 static int link_unnamed(int fd, int dirfd, const char *name, const char *head)
 {
@@ -353,6 +356,7 @@ static int link_unnamed(int fd, int dirfd, const char *name, const char *head)
 	}
 	return fd;
 }
+#endif
 
 /*
  * The same through a named temporary file, .NAME.XXXXXX (O_EXCL, a name no one
@@ -394,6 +398,7 @@ static int create_named(int dirfd, const char *name, const char *head)
 
 int ows__create_locked_at(int dirfd, const char *name, const char *head)
 {
+#ifdef O_TMPFILE
 	if (!ows__tmpfile_off) {
 		int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 		if (fd >= 0)
@@ -401,6 +406,7 @@ int ows__create_locked_at(int dirfd, const char *name, const char *head)
 		if (!no_tmpfile(errno))
 			return -1;
 	}
+#endif
 	return create_named(dirfd, name, head);
 }
 
@@ -413,4 +419,23 @@ bool ows__is_create_temp(const char *name)
 		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
 			return false;
 	return true;
+}
+
+/* ------------------------------------------------------ proof probes */
+
+char *ows__canary_plant(const char *home, const char *id, ows_error *err)
+{
+	char *path = ows__asprintf(err, "%s/.owsandbox-canary-%s", home, id);
+	if (!path)
+		return NULL;
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		free(path); /* a home we cannot write: the other checks still stand */
+		return NULL;
+	}
+	if (fchmod(fd, 0644) != 0 || write(fd, id, strlen(id)) < 0) {
+		/* whatever the umask, a readable file is the point; its name alone proves it */
+	}
+	close(fd);
+	return path;
 }

@@ -219,10 +219,9 @@ OWS__HIDDEN void ows__ctl_op_stop(ows_session *s);
 /* Tells init to end everything, freeing nothing: calls in flight then return. */
 OWS__HIDDEN void ows__ctl_stop(ows__ctl *c);
 /* The proof's probes outside the wall, made by the host before init starts. */
-/* Plants ~/.owsandbox-canary-<id> (0644): its path (caller unlinks, frees), or NULL. */
 /* Removes the canaries and probe sockets of sessions whose host died while opening. */
 OWS__HIDDEN void ows__probes_sweep(const char *home);
-OWS__HIDDEN char *ows__canary_plant(const char *home, const char *id, ows_error *err);
+/* ows__canary_plant: posix.h. */
 /* A listening unix socket at addr (len bytes; abstract when addr[0] is NUL), or -1. */
 OWS__HIDDEN int ows__unix_listen(const char *addr, size_t len);
 /* Listens on the abstract "owsandbox-probe-<id>"; fills name and *len (0 on failure). */

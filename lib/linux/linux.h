@@ -2,12 +2,12 @@
 #ifndef OWS_LINUX_H
 #define OWS_LINUX_H
 
-#include <dirent.h>
 #include <linux/filter.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "internal.h"
+#include "posix.h"
 
 /*
  * Landlock.  Debian 12's headers stop at ABI 2, so the structures and
@@ -92,43 +92,7 @@ OWS__HIDDEN int ows__seccomp_build(ows__seccomp *f, ows_net net, unsigned flags,
 OWS__HIDDEN int ows__seccomp_guard_init(struct sock_filter *insns, size_t max, const pid_t *pids,
 					int npids, bool no_pidfd_signal);
 
-/* Private folders: /tmp/owsandbox-<uid>/<session>/{home,tmp,cache}. */
-typedef struct ows__private {
-	char *root;    /* /tmp/owsandbox-<uid> */
-	char *dir;     /* root/<session id> */
-	int lock_fd;   /* flock held while the session lives; -1 when none */
-} ows__private;
-
-/*
- * Removes private folders whose host died, then creates this session's,
- * owned by `uid`/`gid`.  `base` is the folder that holds the per-user root.
- */
-OWS__HIDDEN int ows__private_create(ows__private *pv, const char *base, const char *id,
-				    uid_t uid, gid_t gid, ows_error *err);
-/* Removes the session's private folder and releases the lock. */
-OWS__HIDDEN int ows__private_remove(ows__private *pv, ows_error *err);
-
-/* A stream of its own over the folder open at `dirfd`: a dup() would share, and
- * exhaust, the descriptor's read position.  Caller closedir()s it. */
-OWS__HIDDEN DIR *ows__opendir_at(int dirfd);
-/* Removes `name` under `dirfd` and everything beneath, never following a link. */
-OWS__HIDDEN int ows__rmtree_at(int dirfd, const char *name);
-
-/*
- * Creates `name` in the folder open at `dirfd`, mode 0600, holding `head`, with
- * an exclusive flock taken before the name exists, so no one who opens it by
- * that name ever finds it unlocked.  Returns the descriptor (O_RDWR), or -1
- * with errno: EEXIST when `name` is taken.  An unnamed O_TMPFILE file is linked
- * into place; where the file system or kernel has no O_TMPFILE (overlayfs
- * before Linux 6.6, FUSE, NFS: EOPNOTSUPP, EISDIR, EINVAL), a named temporary
- * file beside it, .NAME.XXXXXX, is linked instead and removed at once.  No
- * allocation (the launcher uses it too).
- */
-OWS__HIDDEN int ows__create_locked_at(int dirfd, const char *name, const char *head);
-/* Is `name` such a temporary name?  One left by a process killed half-way may be removed. */
-OWS__HIDDEN bool ows__is_create_temp(const char *name);
-/* For the tests: when set, the named temporary file is used as if O_TMPFILE were missing. */
-OWS__HIDDEN extern bool ows__tmpfile_off;
+/* Private folders, removal, a file locked from birth: posix.h. */
 
 /*
  * Masks for the sandbox's view (mask.c): paths under `dir` to
@@ -305,45 +269,7 @@ OWS__HIDDEN int ows__journal_close(ows__journal *j, ows_error *err);
 OWS__HIDDEN int ows__journal_close_session(const ows_config *config, const char *session_id,
 					   ows_error *err);
 
-/* ------------------------------------------------ sharing (creds.c) */
-
-/* A copy for the private home: a file's content, or a folder to make. */
-typedef struct ows__file {
-	char *path;   /* relative to the home, as in the person's home */
-	char *data;
-	size_t len;
-	bool dir;
-} ows__file;
-
-/* What a session gets of the person's on purpose. */
-typedef struct ows__share {
-	ows__file *files;   /* in walk order: a folder before what it holds */
-	size_t nfiles;
-	size_t bytes;
-	ows__strv env;      /* NAME=VALUE: where each tool finds its copy */
-	ows__strv hosts;    /* allow-list patterns the shared tools need */
-	ows__strv ro_dirs;  /* toolchain folders, absolute, to be visible read-only */
-	ows__strv path_dirs;/* their bin folders, for PATH */
-	char *agent_text;   /* what the agent can do with them; NULL when nothing is shared */
-} ows__share;
-
-/*
- * Reads what the machine's config shares (narrowed by the policy) from
- * `home`; `priv_home` is the private home the copies will live in (for the
- * variables).  Nothing shared is not an error.
- */
-OWS__HIDDEN int ows__share_collect(const ows_config *config, const ows_policy *policy,
-				   const char *home, const char *priv_home, ows__share *out,
-				   ows_error *err);
-OWS__HIDDEN void ows__share_free(ows__share *sh);
-/* The owsbx this host runs, or the first on its PATH (caller frees); NULL when none. */
-OWS__HIDDEN char *ows__find_owsbx(void);
-/* allowlist: ssh's copied config sends every host through `tunnel_cmd` (if ~/.ssh is shared). */
-OWS__HIDDEN int ows__share_ssh_proxy(ows__share *sh, const char *tunnel_cmd, ows_error *err);
-/* Adds the shared tools' variables to `env` and their bin folders to its PATH. */
-OWS__HIDDEN int ows__env_add_share(ows__strv *env, const ows__share *sh, ows_error *err);
-/* The same for the session's environment, and hands the agent text to the session. */
-OWS__HIDDEN int ows__share_apply(ows_session *s, ows__share *sh, ows_error *err);
+/* Sharing on purpose (creds.c) and the direct provider: posix.h. */
 
 /*
  * The guard (guard.c): what other tools run later, in a read-write folder.

@@ -1,0 +1,117 @@
+/*
+ * The parts of the POSIX back ends that are plain POSIX: implemented in
+ * lib/linux/ (fs.c, creds.c, direct.c) and built for Linux and for macOS
+ * alike.  Private folders and their removal, a file locked from birth,
+ * sharing on purpose, and the direct provider's calls, which the seatbelt
+ * provider (lib/darwin/sandbox.c) spawns and waits through.  No Linux
+ * header: lib/darwin/ includes it too.
+ */
+#ifndef OWS_POSIX_H
+#define OWS_POSIX_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "internal.h"
+
+/* Private folders: /tmp/owsandbox-<uid>/<session>/{home,tmp,cache}. */
+typedef struct ows__private {
+	char *root;    /* /tmp/owsandbox-<uid> */
+	char *dir;     /* root/<session id> */
+	int lock_fd;   /* flock held while the session lives; -1 when none */
+} ows__private;
+
+/*
+ * Removes private folders whose host died, then creates this session's,
+ * owned by `uid`/`gid`.  `base` is the folder that holds the per-user root.
+ */
+OWS__HIDDEN int ows__private_create(ows__private *pv, const char *base, const char *id,
+				    uid_t uid, gid_t gid, ows_error *err);
+/* Removes the session's private folder and releases the lock. */
+OWS__HIDDEN int ows__private_remove(ows__private *pv, ows_error *err);
+
+/* A stream of its own over the folder open at `dirfd`: a dup() would share, and
+ * exhaust, the descriptor's read position.  Caller closedir()s it. */
+OWS__HIDDEN DIR *ows__opendir_at(int dirfd);
+/* Removes `name` under `dirfd` and everything beneath, never following a link. */
+OWS__HIDDEN int ows__rmtree_at(int dirfd, const char *name);
+
+/*
+ * Creates `name` in the folder open at `dirfd`, mode 0600, holding `head`, with
+ * an exclusive flock taken before the name exists, so no one who opens it by
+ * that name ever finds it unlocked.  Returns the descriptor (O_RDWR), or -1
+ * with errno: EEXIST when `name` is taken.  An unnamed O_TMPFILE file is linked
+ * into place; where the file system or kernel has no O_TMPFILE (overlayfs
+ * before Linux 6.6, FUSE, NFS: EOPNOTSUPP, EISDIR, EINVAL), a named temporary
+ * file beside it, .NAME.XXXXXX, is linked instead and removed at once.  No
+ * allocation (the launcher uses it too).
+ */
+OWS__HIDDEN int ows__create_locked_at(int dirfd, const char *name, const char *head);
+/* Is `name` such a temporary name?  One left by a process killed half-way may be removed. */
+OWS__HIDDEN bool ows__is_create_temp(const char *name);
+/* For the tests: when set, the named temporary file is used as if O_TMPFILE were missing. */
+OWS__HIDDEN extern bool ows__tmpfile_off;
+
+/* ------------------------------------------------ sharing (creds.c) */
+
+/* A copy for the private home: a file's content, or a folder to make. */
+typedef struct ows__file {
+	char *path;   /* relative to the home, as in the person's home */
+	char *data;
+	size_t len;
+	bool dir;
+} ows__file;
+
+/* What a session gets of the person's on purpose. */
+typedef struct ows__share {
+	ows__file *files;   /* in walk order: a folder before what it holds */
+	size_t nfiles;
+	size_t bytes;
+	ows__strv env;      /* NAME=VALUE: where each tool finds its copy */
+	ows__strv hosts;    /* allow-list patterns the shared tools need */
+	ows__strv ro_dirs;  /* toolchain folders, absolute, to be visible read-only */
+	ows__strv path_dirs;/* their bin folders, for PATH */
+	char *agent_text;   /* what the agent can do with them; NULL when nothing is shared */
+} ows__share;
+
+/*
+ * Reads what the machine's config shares (narrowed by the policy) from
+ * `home`; `priv_home` is the private home the copies will live in (for the
+ * variables).  Nothing shared is not an error.
+ */
+OWS__HIDDEN int ows__share_collect(const ows_config *config, const ows_policy *policy,
+				   const char *home, const char *priv_home, ows__share *out,
+				   ows_error *err);
+OWS__HIDDEN void ows__share_free(ows__share *sh);
+/* The owsbx this host runs, or the first on its PATH (caller frees); NULL when none. */
+OWS__HIDDEN char *ows__find_owsbx(void);
+/* allowlist: ssh's copied config sends every host through `tunnel_cmd` (if ~/.ssh is shared). */
+OWS__HIDDEN int ows__share_ssh_proxy(ows__share *sh, const char *tunnel_cmd, ows_error *err);
+/* Adds the shared tools' variables to `env` and their bin folders to its PATH. */
+OWS__HIDDEN int ows__env_add_share(ows__strv *env, const ows__share *sh, ows_error *err);
+/* The same for the session's environment, and hands the agent text to the session. */
+OWS__HIDDEN int ows__share_apply(ows_session *s, ows__share *sh, ows_error *err);
+
+/* Plants ~/.owsandbox-canary-<id> (0644) for a proof to fail to read: its path (caller
+ * unlinks, frees), or NULL (a home the host cannot write: the other checks still stand). */
+OWS__HIDDEN char *ows__canary_plant(const char *home, const char *id, ows_error *err);
+
+/*
+ * The direct provider's spawn, wait and kill (direct.c): posix_spawn in a
+ * session and process group of its own, with the caller's stdio; argv[0]
+ * is looked up in envp's PATH unless it holds a '/'.  The seatbelt
+ * provider starts /usr/bin/sandbox-exec through the same calls.
+ */
+OWS__HIDDEN int ows__direct_spawn(ows_session *s, ows_proc *proc, const char *const argv[],
+				  char *const envp[], const char *cwd, const int stdio[3],
+				  ows_error *err);
+OWS__HIDDEN int ows__direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err);
+OWS__HIDDEN int ows__direct_kill(ows_session *s, ows_proc *proc, int signo, ows_error *err);
+/* SIGKILL to the process group of each live proc of the session (no wait). */
+OWS__HIDDEN void ows__direct_stop(ows_session *s);
+/* A descriptor readable once `pid` has exited (the proc's exit_fd), or -1: Linux a pidfd,
+ * macOS a kqueue (lib/darwin/). */
+OWS__HIDDEN int ows__exit_fd_open(pid_t pid);
+
+#endif /* OWS_POSIX_H */
