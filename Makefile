@@ -100,7 +100,8 @@ owsbx: $(CLI_OBJS) libowsandbox.a
 # The account provider's setuid launcher: init, Landlock and seccomp, and the
 # few helpers they use.  No jansson, no inih: it parses no JSON and no INI.
 LAUNCH_OBJS = build/cli/launch/launcher.o $(addprefix build/lib/,linux/init.o linux/root.o linux/view.o linux/launch.o linux/seccomp.o \
-	      linux/cgroup.o linux/landlock.o linux/fs.o linux/platform.o env.o util.o error.o)
+	      linux/cgroup.o linux/landlock.o linux/fs.o linux/platform.o linux/platform_posix.o env.o util.o \
+	      error.o)
 owsbx-launch: $(LAUNCH_OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pie -Wl,-z,relro,-z,now -o $@ $(LAUNCH_OBJS)
 
@@ -138,7 +139,7 @@ check-kernels: all shared $(UNIT_BINS) $(EXAMPLE_BINS) build/fuzz/proxy_fuzz
 # FUZZ_SECONDS.
 FUZZ_SECONDS ?= 300
 FUZZ_SRCS = test/fuzz/proxy_fuzz.c lib/http.c lib/hostpat.c lib/sites.c lib/error.c lib/util.c \
-            lib/$(OS)/platform.c
+            lib/$(OS)/platform.c lib/linux/platform_posix.c
 build/fuzz/proxy_fuzz: $(FUZZ_SRCS) test/fuzz/driver.c lib/proxy.h lib/internal.h
 	@mkdir -p build/fuzz
 	@if clang $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRCS) 2>/dev/null; \
