@@ -92,26 +92,35 @@ void ows__loop_free(ows__loop *l)
 	free(l);
 }
 
-/* Both filters are always registered, each enabled or disabled: one call adds or changes. */
+/*
+ * One filter of a socket on (added, or enabled again) or off (deleted: a
+ * listener never has a write filter).  EV_RECEIPT gives each change its own
+ * answer; turning off a filter that is not there is no error.
+ */
+static int change(ows__loop *l, ows__sock s, int16_t filter, bool on, void *ptr)
+{
+	struct kevent k, r;
+	EV_SET(&k, (uintptr_t)s, filter, (on ? EV_ADD | EV_ENABLE : EV_DELETE) | EV_RECEIPT, 0, 0,
+	       ptr);
+	if (kevent(l->kq, &k, 1, &r, 1, NULL) < 0)
+		return -errno;
+	if ((r.flags & EV_ERROR) && r.data != 0 && !(r.data == ENOENT && !on))
+		return -(int)r.data;
+	return 0;
+}
+
+/* Adding and changing are the same call on kqueue. */
 int ows__loop_watch(ows__loop *l, ows__sock s, void *ptr, bool add, bool rd, bool wr)
 {
 	(void)add;
-	struct kevent ch[2];
-	EV_SET(&ch[0], (uintptr_t)s, EVFILT_READ, EV_ADD | (rd ? EV_ENABLE : EV_DISABLE), 0, 0, ptr);
-	EV_SET(&ch[1], (uintptr_t)s, EVFILT_WRITE, EV_ADD | (wr ? EV_ENABLE : EV_DISABLE), 0, 0, ptr);
-	if (kevent(l->kq, ch, 2, NULL, 0, NULL) < 0)
-		return -errno;
-	return 0;
+	int rc = change(l, s, EVFILT_READ, rd, ptr);
+	return rc < 0 ? rc : change(l, s, EVFILT_WRITE, wr, ptr);
 }
 
 void ows__loop_forget(ows__loop *l, ows__sock s)
 {
-	struct kevent ch[2];
-	EV_SET(&ch[0], (uintptr_t)s, EVFILT_READ, EV_DELETE, 0, 0, NULL);
-	EV_SET(&ch[1], (uintptr_t)s, EVFILT_WRITE, EV_DELETE, 0, 0, NULL);
-	/* One at a time: a filter that was never added fails alone (ENOENT), harmlessly. */
-	kevent(l->kq, &ch[0], 1, NULL, 0, NULL);
-	kevent(l->kq, &ch[1], 1, NULL, 0, NULL);
+	change(l, s, EVFILT_READ, false, NULL);
+	change(l, s, EVFILT_WRITE, false, NULL);
 }
 
 void ows__loop_close(ows__loop *l, ows__sock s, bool watched)
