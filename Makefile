@@ -273,10 +273,13 @@ MAC_CLI_SRCS = cli/main.c cli/args.c
 MAC_CPPFLAGS = -Iinclude -Ilib -Ilib/darwin -Ilib/win/inih
 MAC_CFLAGS = -std=c11 $(WARN) -O2 -g -fvisibility=hidden
 MAC_LIBS = -ljansson -lmbedcrypto
+# On a Mac, scripts/macos-check.sh builds natively: MAC_ARCHS=<its arch> MAC_CC=cc MAC_AR=ar.
+MAC_CC ?=
+MAC_AR ?= $(MAC_ZIG) ar
 
 # One set of rules per arch: the objects, the library, the CLI and the tests.
 define mac_arch
-MAC_$(1)_CC   = build/zig/bin/$(1)-macos-cc
+MAC_$(1)_CC   = $(or $(MAC_CC),build/zig/bin/$(1)-macos-cc)
 MAC_$(1)_OBJS = $$(MAC_LIB_SRCS:%.c=$(MAC_OUT)/$(1)/%.o)
 MAC_$(1)_BINS = $(MAC_OUT)/$(1)/libowsandbox.a $(MAC_OUT)/$(1)/owsbx \
 		$$(MAC_TEST_SRCS:test/darwin/%.c=$(MAC_OUT)/$(1)/test/%)
@@ -289,7 +292,7 @@ $(MAC_OUT)/$(1)/%.o: %.c include/owsandbox.h $$(wildcard lib/*.h) $$(wildcard li
 
 $(MAC_OUT)/$(1)/libowsandbox.a: $$(MAC_$(1)_OBJS)
 	rm -f $$@
-	$(MAC_ZIG) ar rcs $$@ $$^
+	$(MAC_AR) rcs $$@ $$^
 
 $(MAC_OUT)/$(1)/owsbx: $$(MAC_CLI_SRCS:%.c=$(MAC_OUT)/$(1)/%.o) $(MAC_OUT)/$(1)/libowsandbox.a
 	$$(MAC_$(1)_CC) $(MAC_CFLAGS) -o $$@ $$^ -L$(MAC_DEPS)/$(1)/lib $(MAC_LIBS)
