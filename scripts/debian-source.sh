@@ -48,16 +48,19 @@ apt_opts="-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=$tmp/apt
 	-o Dir::State::Lists=$tmp/apt/lists -o Dir::Cache=$tmp/apt/cache
 	-o APT::Sandbox::User=root -q"
 echo "debian-source: fetching $* (private apt lists in $tmp)"
+# An update that reached no mirror still exits 0, with Err lines: those decide between
+# "unreachable" (2) and any other failure (1) once the download has failed.
 # shellcheck disable=SC2086 # the options, split on purpose (no spaces in $tmp)
-if ! apt-get $apt_opts update >"$tmp/apt-update.log" 2>&1 ||
-	grep -q '^\(Err\|W: Failed to fetch\)' "$tmp/apt-update.log"; then
-	cat "$tmp/apt-update.log" >&2
-	echo "debian-source: the Debian mirror cannot be reached" >&2
-	exit 2
-fi
+apt-get $apt_opts update >"$tmp/apt-update.log" 2>&1 || { cat "$tmp/apt-update.log" >&2; exit 1; }
 # shellcheck disable=SC2086
-(cd "$tmp/src" && apt-get $apt_opts source --download-only "$@" >"$tmp/apt-source.log" 2>&1) ||
-	{ cat "$tmp/apt-source.log" >&2; exit 1; }
+if ! (cd "$tmp/src" && apt-get $apt_opts source --download-only "$@" >"$tmp/apt-source.log" 2>&1); then
+	cat "$tmp/apt-update.log" "$tmp/apt-source.log" >&2
+	if grep -q '^\(Err\|W: Failed to fetch\)' "$tmp/apt-update.log"; then
+		echo "debian-source: the Debian mirror cannot be reached" >&2
+		exit 2
+	fi
+	exit 1
+fi
 for dsc in "$tmp"/src/*.dsc; do
 	(cd "$tmp/src" && dpkg-source -q -x "$dsc" >/dev/null 2>&1) ||
 		{ echo "debian-source: cannot unpack $(basename "$dsc")" >&2; exit 1; }
