@@ -272,7 +272,7 @@ MAC_ZIG   = build/zig/zig
 # Debian source is not on the mirror (docs/windows.md): lib/win/ini.c is the
 # reader with inih's API that the Windows build uses too.
 MAC_SHARED_SRCS = lib/linux/platform_posix.c lib/linux/netio_posix.c lib/linux/run_io.c \
-		  lib/linux/creds.c lib/linux/fs.c lib/linux/direct.c \
+		  lib/linux/creds.c lib/linux/fs.c lib/linux/direct.c lib/linux/guard.c \
 		  lib/win/ini.c
 MAC_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/darwin/*.c)) $(MAC_SHARED_SRCS)
 MAC_TEST_SRCS = $(sort $(wildcard test/darwin/*.c))

@@ -114,4 +114,49 @@ OWS__HIDDEN void ows__direct_stop(ows_session *s);
  * macOS a kqueue (lib/darwin/). */
 OWS__HIDDEN int ows__exit_fd_open(pid_t pid);
 
+/*
+ * The guard (lib/linux/guard.c, built for macOS too): what other tools run later, in a read-write folder.
+ * Plans for one folder: `ro`, existing paths to bind read-only over
+ * themselves; `pin`, git folders to bind read-write over themselves (a mount
+ * point cannot be renamed away); names that cannot be bound (absent, or a
+ * symbolic link) go to *watch, made on first use, for the sweep.  May create
+ * an empty `.git/hooks`, as `git init` does.  Host side; allocates.
+ */
+typedef struct ows__guard_watch ows__guard_watch;
+OWS__HIDDEN int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro,
+				ows__strv *pin, ows__guard_watch **watch, ows_error *err);
+/*
+ * Moves aside (to NAME.owsbx-moved-TAG) whatever appeared at a watched name
+ * since the plan, never following a link; appends each new path to `moved`.
+ * After each command and at close: what the agent wrote there never runs.
+ */
+OWS__HIDDEN int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved,
+				 ows_error *err);
+OWS__HIDDEN void ows__guard_watch_free(ows__guard_watch *g);
+/* The built-in list of protected names, relative to a folder; NULL past the end. */
+OWS__HIDDEN const char *ows__guard_default_at(size_t i);
+
+/* A path bound over itself: read-only, or (pin) read-write so that it cannot be
+ * renamed or removed from inside (a mount point is busy). */
+typedef struct ows__guard_entry {
+	char *path;
+	bool is_file;
+	bool pin;
+} ows__guard_entry;
+
+typedef struct ows__guard_list {
+	ows__guard_entry *v;
+	size_t len;
+} ows__guard_list;
+
+/*
+ * What other tools run later in the read-write folder `folder` (guard.c),
+ * added to `g`; what cannot be bound goes to *watch, for the host's sweep.
+ */
+OWS__HIDDEN int ows__guard_add(ows__guard_list *g, const char *folder, const ows_config *cfg,
+			       ows__guard_watch **watch, ows_error *err);
+OWS__HIDDEN int ows__guard_push(ows__guard_list *g, const char *path, bool is_file, bool pin,
+				ows_error *err);
+OWS__HIDDEN void ows__guard_free(ows__guard_list *g);
+
 #endif /* OWS_POSIX_H */

@@ -70,6 +70,8 @@ struct sb_impl {
 	char marker_allow[OWS__SB_MARKER_MAX];
 	char marker_deny[OWS__SB_MARKER_MAX];
 	ows__sb_record record; /* locked while the host lives */
+	ows__guard_list guard;    /* what the person's own tools run later, in rw folders */
+	ows__guard_watch *watch;  /* guarded names absent at open: swept after each command */
 };
 
 /* ------------------------------------------------------------ usable here */
@@ -634,6 +636,8 @@ static int impl_free(ows_session *s, struct sb_impl *si, bool ended, ows_error *
 		free(si->pv.root);
 	}
 	ows__sb_record_drop(&si->record, s->id, ended);
+	ows__guard_free(&si->guard);
+	ows__guard_watch_free(si->watch);
 	free(si);
 	return rc;
 }
@@ -655,6 +659,8 @@ struct open_state {
 	ows__share share;
 	ows__sb_path *paths;
 	size_t npaths;
+	ows__sb_path *guarded;
+	size_t nguarded;
 	int proxy_port;
 };
 
@@ -664,6 +670,7 @@ static void open_state_free(struct open_state *o)
 	free(o->exe);
 	free(o->tunnel);
 	free(o->paths);
+	free(o->guarded);
 	ows__share_free(&o->share);
 }
 
@@ -683,6 +690,34 @@ static int open_private(ows_session *s, const ows_config *config, struct sb_impl
 		rc = ows__sb_record_write(&si->record, s->id, si->marker_allow, si->marker_deny,
 					  si->pv.root, home, err);
 	return rc;
+}
+
+/*
+ * The guard, planned as on Linux (lib/linux/guard.c): in each read-write
+ * folder, what the person's git, shell or editor runs later and exists now
+ * becomes a guarded path of the profile (no write to it; the folders on the
+ * way to it, .git, cannot be renamed or removed); what does not exist yet is
+ * watched, and moved aside after each command.  Pinned git folders stay
+ * writable: their guarded config and hooks keep them in place.
+ */
+static int plan_guard(const ows_policy *policy, const ows_config *config, struct sb_impl *si,
+		      struct open_state *o, ows_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < policy->nfolders && rc == 0; i++)
+		if (policy->folders[i].access == OWS_ACCESS_RW)
+			rc = ows__guard_add(&si->guard, policy->folders[i].path, config, &si->watch,
+					    err);
+	if (rc < 0)
+		return rc;
+	o->guarded = ows__calloc(si->guard.len ? si->guard.len : 1, sizeof(*o->guarded), err);
+	if (!o->guarded)
+		return OWS_ENOMEM;
+	for (size_t i = 0; i < si->guard.len; i++)
+		if (!si->guard.v[i].pin)
+			o->guarded[o->nguarded++] = (ows__sb_path){.path = si->guard.v[i].path,
+								   .file = si->guard.v[i].is_file};
+	return 0;
 }
 
 /* The environment, the shared copies and, in allowlist, the proxy. */
@@ -709,6 +744,8 @@ static int open_env(ows_session *s, const ows_policy *policy, const ows_config *
 	if (rc == 0)
 		rc = plan_paths(policy, &o->share, add_exe ? o->exe : NULL, &o->paths, &o->npaths,
 				err);
+	if (rc == 0)
+		rc = plan_guard(policy, config, si, o, err);
 	return rc;
 }
 
@@ -741,6 +778,7 @@ static int seatbelt_open(ows_session *s, const ows_policy *policy, const ows_con
 		.net = s->net, .proxy_port = o.proxy_port, .private_dir = si->pv.dir,
 		.paths = o.paths, .npaths = o.npaths,
 		.marker_allow = si->marker_allow, .marker_deny = si->marker_deny,
+		.guarded = o.guarded, .nguarded = o.nguarded,
 	};
 	if (rc == 0)
 		rc = ows__sb_render(&spec, &si->prof, err);
@@ -763,7 +801,20 @@ static int seatbelt_open(ows_session *s, const ows_policy *policy, const ows_con
 	return 0;
 }
 
-/* ----------------------------------------------------------- stop, close */
+/* ------------------------------------------------------------ wait, stop, close */
+
+/* What the command left at a guarded name is moved aside before the person's tools see it. */
+static int seatbelt_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *err)
+{
+	int rc = ows__direct_wait(s, proc, timeout_ms, err);
+	struct sb_impl *si = s->impl;
+	if (rc == 1 && si) {
+		ows__session_lock(s);
+		ows__guard_sweep(si->watch, s->id, &s->moved_aside, NULL);
+		ows__session_unlock(s);
+	}
+	return rc;
+}
 
 static void seatbelt_stop(ows_session *s)
 {
@@ -787,6 +838,8 @@ static int seatbelt_close(ows_session *s, ows_error *err)
 		}
 	if (swept == 0)
 		swept = ows__sb_sweep(si->marker_allow, si->marker_deny);
+	/* Nothing under the profile runs any more: this sweep is the last word. */
+	ows__guard_sweep(si->watch, s->id, &s->moved_aside, NULL);
 	int rc = 0;
 	if (swept != 0)
 		rc = ows__fail(err, OWS_ESYS, 0, si->pv.dir,
@@ -801,7 +854,7 @@ const ows__provider ows__seatbelt_provider = {
 	.name = "seatbelt",
 	.open = seatbelt_open,
 	.spawn = seatbelt_spawn,
-	.wait = ows__direct_wait,
+	.wait = seatbelt_wait,
 	.kill = ows__direct_kill,
 	.stop = seatbelt_stop,
 	.close = seatbelt_close,

@@ -35,12 +35,14 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#ifdef __linux__
+#include <sys/syscall.h>
 #include <linux/openat2.h>
+#endif
 
-#include "view.h"
+#include "posix.h"
 
 /*
  * Relative to each read-write folder.  What peers protect by default
@@ -584,6 +586,16 @@ int ows__guard_add(ows__guard_list *g, const char *folder, const ows_config *cfg
 
 /* ------------------------------------------------------------- the sweep */
 
+/* Renames leaf to aside in dir, failing with EEXIST rather than replacing. */
+static int rename_noreplace(int dir, const char *leaf, const char *aside)
+{
+#ifdef __APPLE__
+	return renameatx_np(dir, leaf, dir, aside, RENAME_EXCL);
+#else
+	return renameat2(dir, leaf, dir, aside, RENAME_NOREPLACE);
+#endif
+}
+
 /*
  * The folder that holds `path`, opened without following any link on the
  * way: the sweep runs as the person, and a link the agent planted must not
@@ -598,9 +610,14 @@ static int open_parent(const char *path, const char **leaf)
 	char dir[PATH_MAX];
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
+#ifdef __APPLE__
+	/* O_NOFOLLOW_ANY: no link anywhere on the way, as RESOLVE_NO_SYMLINKS. */
+	return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW_ANY | O_CLOEXEC);
+#else
 	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	return (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+#endif
 }
 
 int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved, ows_error *err)
@@ -624,7 +641,7 @@ int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved, ows
 					 : snprintf(aside, sizeof(aside), "%s.owsbx-moved-%.8s-%d", leaf, tag, n);
 			if (len <= 0 || (size_t)len >= sizeof(aside))
 				break;
-			if (renameat2(dir, leaf, dir, aside, RENAME_NOREPLACE) == 0) {
+			if (rename_noreplace(dir, leaf, aside) == 0) {
 				rc = ows__strv_pushf(moved, err, "%.*s%s", (int)(leaf - w->path),
 						     w->path, aside);
 				break;

@@ -271,26 +271,6 @@ OWS__HIDDEN int ows__journal_close_session(const ows_config *config, const char 
 
 /* Sharing on purpose (creds.c) and the direct provider: posix.h. */
 
-/*
- * The guard (guard.c): what other tools run later, in a read-write folder.
- * Plans for one folder: `ro`, existing paths to bind read-only over
- * themselves; `pin`, git folders to bind read-write over themselves (a mount
- * point cannot be renamed away); names that cannot be bound (absent, or a
- * symbolic link) go to *watch, made on first use, for the sweep.  May create
- * an empty `.git/hooks`, as `git init` does.  Host side; allocates.
- */
-typedef struct ows__guard_watch ows__guard_watch;
-OWS__HIDDEN int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro,
-				ows__strv *pin, ows__guard_watch **watch, ows_error *err);
-/*
- * Moves aside (to NAME.owsbx-moved-TAG) whatever appeared at a watched name
- * since the plan, never following a link; appends each new path to `moved`.
- * After each command and at close: what the agent wrote there never runs.
- */
-OWS__HIDDEN int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved,
-				 ows_error *err);
-OWS__HIDDEN void ows__guard_watch_free(ows__guard_watch *g);
-/* The built-in list of protected names, relative to a folder; NULL past the end. */
-OWS__HIDDEN const char *ows__guard_default_at(size_t i);
+/* The guard (guard.c): posix.h. */
 
 #endif /* OWS_LINUX_H */

@@ -10,28 +10,7 @@
 
 #include "init.h"
 
-/* A path bound over itself: read-only, or (pin) read-write so that it cannot be
- * renamed or removed from inside (a mount point is busy). */
-typedef struct ows__guard_entry {
-	char *path;
-	bool is_file;
-	bool pin;
-} ows__guard_entry;
-
-typedef struct ows__guard_list {
-	ows__guard_entry *v;
-	size_t len;
-} ows__guard_list;
-
-/*
- * What other tools run later in the read-write folder `folder` (guard.c),
- * added to `g`; what cannot be bound goes to *watch, for the host's sweep.
- */
-OWS__HIDDEN int ows__guard_add(ows__guard_list *g, const char *folder, const ows_config *cfg,
-			       ows__guard_watch **watch, ows_error *err);
-OWS__HIDDEN int ows__guard_push(ows__guard_list *g, const char *path, bool is_file, bool pin,
-				ows_error *err);
-OWS__HIDDEN void ows__guard_free(ows__guard_list *g);
+/* The guard's lists (guard.c): posix.h. */
 
 /* What the sandbox holds besides the system, /dev, /proc and its own /tmp. */
 struct ows__view {
