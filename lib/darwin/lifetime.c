@@ -46,7 +46,8 @@ int ows__exit_fd_open(pid_t pid)
 	int kq = kqueue();
 	if (kq < 0)
 		return -1;
-	if (fcntl(kq, F_SETFD, FD_CLOEXEC) != 0) { /* not inherited by a child either way */ }
+	/* Best effort: a kqueue is not inherited across fork either way. */
+	(void)fcntl(kq, F_SETFD, FD_CLOEXEC);
 	struct kevent ev;
 	EV_SET(&ev, (uintptr_t)pid, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, NULL);
 	if (kevent(kq, &ev, 1, NULL, 0, NULL) == 0)
