@@ -1,0 +1,59 @@
+/*
+ * The `openshell` provider (spec 002; the OpenShell parts of 001): one
+ * NVIDIA OpenShell sandbox per session, driven through the `openshell` CLI as
+ * it is, from a pinned base image, with a policy rendered from the session.
+ *
+ *   policy.c    the renderer: the session -> OpenShell's policy document and
+ *               the `openshell sandbox create` arguments (portable C, golden-tested)
+ *   sandbox.c   the provider: create, exec with the stream, policy update, delete
+ *   machine.c   status and setup rows (command / hint / docs), the admin prefix,
+ *               linger, the gateway's bind-mount setting, the image pull
+ *
+ * Plain POSIX: built on Linux, and for macOS (OpenShell runs there with Docker).
+ */
+#ifndef OWS_OPENSHELL_H
+#define OWS_OPENSHELL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "internal.h"
+
+/* The OpenShell release and the base image this provider is tested against. */
+#define OWS__OS_VERSION "0.0.116"
+
+/* The network profiles of spec 002: strict (code hosts and registries),
+ * standard (strict plus the search APIs), open (any host). */
+typedef enum ows__os_profile {
+	OWS__OS_STRICT,
+	OWS__OS_STANDARD,
+	OWS__OS_OPEN,
+} ows__os_profile;
+
+typedef struct ows__os_spec {
+	const char *name;          /* the sandbox's name: owsbx-<session id> */
+	const char *image;         /* the pinned base image */
+	const ows__folder *folders; /* bind mounts at the same absolute paths, ro where ro */
+	size_t nfolders;
+	uid_t uid;                 /* the user that owns them, who runs inside */
+	gid_t gid;
+	ows__os_profile profile;
+	const char *const *hosts;  /* more allowed host[:port] patterns: the machine's and the
+				      session's sites, the shared credentials' hosts; NULL-ended */
+	const char *runner_dir;    /* the tool runner, mounted read-only, started as the main
+				      command */
+	const char *runner_cmd;
+} ows__os_spec;
+
+typedef struct ows__os_render {
+	char *policy;              /* the policy document, in OpenShell's own format */
+	ows__strv create_args;     /* argv after `openshell`, for `sandbox create` */
+} ows__os_render;
+
+/* Renders `spec` into *out (freed with ows__os_render_free, also after a failure). */
+OWS__HIDDEN int ows__os_render_spec(const ows__os_spec *spec, ows__os_render *out,
+				    ows_error *err);
+OWS__HIDDEN void ows__os_render_free(ows__os_render *r);
+
+#endif /* OWS_OPENSHELL_H */
