@@ -70,6 +70,7 @@ static const owsbx_option setup_options[] = {
 
 static const owsbx_option status_options[] = {
 	{"--json", NULL, NULL, "print JSON, not rows"},
+	{"--provider", NULL, "NAME", "the rows of one provider: openshell (default: the machine's)"},
 	CONFIG_OPTION,
 	{NULL, NULL, NULL, NULL},
 };
@@ -425,6 +426,8 @@ static int set_option(owsbx_args *a, scan *sc, const char *name, const char *val
 		a->events_path = val;
 	else if (strcmp(name, "--policy") == 0)
 		sc->policy_file = val;
+	else if (a->cmd == OWSBX_CMD_MACHINE && strcmp(name, "--provider") == 0)
+		a->machine_provider = val;
 	else if (strcmp(name, "--for-user") == 0)
 		a->for_user = val;
 	else if (strcmp(name, "--launcher-source") == 0)

@@ -62,6 +62,7 @@ typedef struct owsbx_args {
 	const char *machine_verb; /* machine sandbox <verb> */
 	bool yes;                 /* machine: --yes, do not ask */
 	const char *for_user;     /* machine setup: --for-user */
+	const char *machine_provider; /* machine sandbox status: --provider */
 	const char *launcher_source; /* machine setup: --launcher-source */
 	char **argv;              /* the command after "--", borrowed from main's argv */
 	/* proxy: */

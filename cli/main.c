@@ -286,7 +286,7 @@ static int machine_status(owsbx_args *a, ows_config *config)
 	ows_error err;
 	ows_error_clear(&err);
 	char *out = NULL;
-	int rc = ows_machine_status(config, &out, &err);
+	int rc = ows_machine_status_of(config, a->machine_provider, &out, &err);
 	if (rc < 0) {
 		print_error(&err);
 		ows_free(out);
@@ -306,6 +306,13 @@ static int machine_status(owsbx_args *a, ows_config *config)
 			       json_string_value(json_object_get(r, "detail")));
 			if (fix)
 				printf("      fix: %s\n", fix);
+			/* openshell's rows: the command to run apart from a note and a link. */
+			static const char *const extra[] = {"command", "hint", "docs"};
+			for (size_t k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
+				const char *v = json_string_value(json_object_get(r, extra[k]));
+				if (v)
+					printf("      %s: %s\n", extra[k], v);
+			}
 		}
 		json_decref(j);
 	}

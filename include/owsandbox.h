@@ -560,6 +560,13 @@ OWS_API int ows_machine_setup(const ows_config *config, const ows_setup_options 
  * Returns the number of failing rows (0: all pass) or a negative code.
  */
 OWS_API int ows_machine_status(const ows_config *config, char **status_json, ows_error *err);
+/*
+ * The same for one provider: NULL or the machine's own is ows_machine_status;
+ * "openshell" gives its rows, each with "command" (run in a terminal), "hint"
+ * (a note) and "docs" (a link); OWS_EUNSUPPORTED where it cannot run.
+ */
+OWS_API int ows_machine_status_of(const ows_config *config, const char *provider,
+				  char **status_json, ows_error *err);
 /* Undoes exactly what the setup record says. */
 OWS_API int ows_machine_remove(const ows_config *config, const ows_setup_options *opts,
 			       ows_error *err);

@@ -279,6 +279,9 @@ typedef struct ows__provider {
 	/* Ends every process, sets the exit of every proc, removes what open made;
 	 * frees s->impl.  No other call on the session is in flight. */
 	int (*close)(ows_session *s, ows_error *err);
+	/* A site for the running session where the provider, not the host's proxy, enforces
+	 * the list (openshell: OpenShell's policy update).  NULL: the proxy's list. */
+	int (*allow_site)(ows_session *s, const char *pattern, ows_error *err);
 } ows__provider;
 
 /*

@@ -84,6 +84,8 @@ OWS__HIDDEN int ows__share_collect(const ows_config *config, const ows_policy *p
 				   const char *home, const char *priv_home, ows__share *out,
 				   ows_error *err);
 OWS__HIDDEN void ows__share_free(ows__share *sh);
+/* Writes sh's copies into the existing private home `priv_home`, owner-only. */
+OWS__HIDDEN int ows__share_write(const char *priv_home, const ows__share *sh, ows_error *err);
 /* The owsbx this host runs, or the first on its PATH (caller frees); NULL when none. */
 OWS__HIDDEN char *ows__find_owsbx(void);
 /* allowlist: ssh's copied config sends every host through `tunnel_cmd` (if ~/.ssh is shared). */

@@ -633,8 +633,11 @@ static int session_proxy(ows_session *s, ows_error *err, ows__pxc **out)
 static int allow_site_in(ows_session *s, const char *pattern, ows_error *err)
 {
 	ows__pxc *px = NULL;
-	int rc = session_proxy(s, err, &px);
-	if (rc == 0 && (rc = ows__pxc_allow(px, pattern, "session", err)) == 0)
+	int rc = s->ops->allow_site ? s->ops->allow_site(s, pattern, err)
+				    : session_proxy(s, err, &px);
+	if (rc == 0 && px)
+		rc = ows__pxc_allow(px, pattern, "session", err);
+	if (rc == 0)
 		ows__audit_emit(&s->audit, "site", json_pack("{s:s, s:s}", "allow", pattern, "for",
 							    "session"));
 	return rc;

@@ -8,12 +8,14 @@
 
 extern const ows__provider ows__seatbelt_provider;
 extern const ows__provider ows__direct_provider;
+extern const ows__provider ows__openshell_provider;
 
 const ows__provider *ows__provider_find(const char *name)
 {
 	static const ows__provider *const providers[] = {
 		&ows__seatbelt_provider,
 		&ows__direct_provider,
+		&ows__openshell_provider,
 	};
 	for (size_t i = 0; name && i < OWS__ARRAY_LEN(providers); i++)
 		if (strcmp(providers[i]->name, name) == 0)

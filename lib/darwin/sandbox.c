@@ -548,30 +548,6 @@ static int refuse_unkept(const ows_policy *policy, ows_error *err)
 }
 
 /* Writes the shared copies into the fresh private home (no sandbox runs yet). */
-static int write_copies(const char *priv_home, const ows__share *sh, ows_error *err)
-{
-	int hfd = open(priv_home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (hfd < 0)
-		return ows__fail_sys(err, priv_home, NULL, "cannot open the private home");
-	int rc = 0;
-	for (size_t i = 0; i < sh->nfiles && rc == 0; i++) {
-		const ows__file *f = &sh->files[i];
-		if (f->dir) {
-			if (mkdirat(hfd, f->path, 0700) != 0 && errno != EEXIST)
-				rc = ows__fail_sys(err, f->path, NULL, "cannot copy a shared folder");
-			continue;
-		}
-		int fd = openat(hfd, f->path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-				0600);
-		if (fd < 0 || ows__plat_write_all(fd, f->data, f->len) != 0)
-			rc = ows__fail_sys(err, f->path, NULL, "cannot copy a shared file");
-		if (fd >= 0)
-			close(fd);
-	}
-	close(hfd);
-	return rc;
-}
-
 /*
  * What the session sees beyond the system: its folders at their own paths,
  * the shared toolchains read only, and in allowlist owsbx itself (for
@@ -734,7 +710,7 @@ static int open_env(ows_session *s, const ows_policy *policy, const ows_config *
 	if (rc == 0 && s->net == OWS_NET_ALLOWLIST)
 		rc = plan_tunnel(&o->share, &o->exe, &o->tunnel, &add_exe, err);
 	if (rc == 0)
-		rc = write_copies(priv_home, &o->share, err);
+		rc = ows__share_write(priv_home, &o->share, err);
 	if (rc == 0)
 		rc = ows__share_apply(s, &o->share, err);
 	ows__strv_free(&layout);

@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 
+#include "platform.h"
 #include "posix.h"
 
 #define SHARE_MAX_FILE (1u << 20)   /* one file */
@@ -579,5 +580,30 @@ int ows__share_apply(ows_session *s, ows__share *sh, ows_error *err)
 		s->agent_text = sh->agent_text;
 		sh->agent_text = NULL;
 	}
+	return rc;
+}
+
+/* Writes the copies into the private home `priv_home` (which exists), owner-only. */
+int ows__share_write(const char *priv_home, const ows__share *sh, ows_error *err)
+{
+	int hfd = open(priv_home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (hfd < 0)
+		return ows__fail_sys(err, priv_home, NULL, "cannot open the private home");
+	int rc = 0;
+	for (size_t i = 0; i < sh->nfiles && rc == 0; i++) {
+		const ows__file *f = &sh->files[i];
+		if (f->dir) {
+			if (mkdirat(hfd, f->path, 0700) != 0 && errno != EEXIST)
+				rc = ows__fail_sys(err, f->path, NULL, "cannot copy a shared folder");
+			continue;
+		}
+		int fd = openat(hfd, f->path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+				0600);
+		if (fd < 0 || ows__plat_write_all(fd, f->data, f->len) != 0)
+			rc = ows__fail_sys(err, f->path, NULL, "cannot copy a shared file");
+		if (fd >= 0)
+			close(fd);
+	}
+	close(hfd);
 	return rc;
 }

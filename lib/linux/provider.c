@@ -20,6 +20,7 @@
 extern const ows__provider ows__landlock_provider;
 extern const ows__provider ows__direct_provider;
 extern const ows__provider ows__account_provider;
+extern const ows__provider ows__openshell_provider;
 
 const ows__provider *ows__provider_find(const char *name)
 {
@@ -27,6 +28,7 @@ const ows__provider *ows__provider_find(const char *name)
 		&ows__landlock_provider,
 		&ows__account_provider,
 		&ows__direct_provider,
+		&ows__openshell_provider,
 	};
 	for (size_t i = 0; name && i < OWS__ARRAY_LEN(providers); i++)
 		if (strcmp(providers[i]->name, name) == 0)

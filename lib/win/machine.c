@@ -934,3 +934,16 @@ int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_erro
 		ows__config_release(&defaults);
 	return rc;
 }
+
+/* No openshell provider on Windows: run it on a Linux machine (a WSL Ubuntu counts). */
+int ows_machine_status_of(const ows_config *c, const char *provider, char **status,
+			  ows_error *err)
+{
+	if (!provider)
+		return ows_machine_status(c, status, err);
+	if (status)
+		*status = NULL;
+	return ows__fail(err, OWS_EUNSUPPORTED, 0, provider,
+			 "run it on a Linux machine (a WSL Ubuntu counts)",
+			 "this provider does not run on Windows");
+}

@@ -1,0 +1,307 @@
+/*
+ * The openshell provider's status and setup rows (spec 002 and its fresh-user
+ * notes): each row carries a `command` to run in a terminal apart from a
+ * `hint` (a note) and `docs` (a link).  Linger comes first, in the same
+ * command as NVIDIA's installer: the installer starts the gateway through the
+ * user's systemd manager, which on WSL or a headless box runs only once
+ * linger is on.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "openshell.h"
+#include "oscli.h"
+
+extern char **environ;
+
+static int wait_status(pid_t pid)
+{
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void read_out(int fd, char *out, size_t outlen)
+{
+	size_t n = 0;
+	char sink[512];
+	for (;;) {
+		char *at = out && n + 1 < outlen ? out + n : sink;
+		size_t room = out && n + 1 < outlen ? outlen - 1 - n : sizeof(sink);
+		ssize_t r = read(fd, at, room);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (at != sink)
+			n += (size_t)r;
+	}
+	if (out && outlen)
+		out[n] = '\0';
+}
+
+int ows__os_cmd(const char *const argv[], char *out, size_t outlen)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return -1;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (rc == 0)
+		read_out(p[0], out, outlen);
+	else if (out && outlen)
+		out[0] = '\0';
+	close(p[0]);
+	return rc == 0 ? wait_status(pid) : -1;
+}
+
+static void trim(char *s)
+{
+	size_t n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+}
+
+/* The gateway's config file, as the gateway finds it (docs/reference/gateway-config.mdx). */
+static void gateway_toml(char *buf, size_t len)
+{
+	const char *env = getenv("OPENSHELL_GATEWAY_CONFIG");
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	if (env && env[0])
+		snprintf(buf, len, "%s", env);
+	else if (xdg && xdg[0])
+		snprintf(buf, len, "%s/openshell/gateway.toml", xdg);
+	else
+		snprintf(buf, len, "%s/.config/openshell/gateway.toml", home ? home : "");
+}
+
+/* `enable_bind_mounts = true` under [openshell.drivers.docker] or [openshell.drivers.podman]
+ * (docs/reference/sandbox-compute-drivers.mdx); the rest of TOML is not needed here. */
+static bool bind_mounts_on(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	char line[512];
+	bool in_driver = false, on = false;
+	while (!on && fgets(line, sizeof(line), f)) {
+		char *l = line;
+		while (isspace((unsigned char)*l))
+			l++;
+		char *hash = strchr(l, '#');
+		if (hash)
+			*hash = '\0';
+		trim(l);
+		if (l[0] == '[') {
+			in_driver = strcmp(l, "[openshell.drivers.docker]") == 0 ||
+				    strcmp(l, "[openshell.drivers.podman]") == 0;
+			continue;
+		}
+		char key[64], val[64];
+		if (in_driver && sscanf(l, " %63[a-z_] = %63s", key, val) == 2 &&
+		    strcmp(key, "enable_bind_mounts") == 0)
+			on = strcmp(val, "true") == 0;
+	}
+	fclose(f);
+	return on;
+}
+
+static bool linger_on(const char *user)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/var/lib/systemd/linger/%s", user);
+	return access(path, F_OK) == 0;
+}
+
+void ows__os_facts_read(ows__os_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	struct passwd *pw = getpwuid(getuid());
+	snprintf(f->user, sizeof(f->user), "%s", pw ? pw->pw_name : "root");
+	f->linger = linger_on(f->user);
+	gateway_toml(f->gateway_toml, sizeof(f->gateway_toml));
+	f->bind_mounts = bind_mounts_on(f->gateway_toml);
+	const char *ver[] = {"openshell", "--version", NULL};
+	f->installed = ows__os_cmd(ver, f->version, sizeof(f->version)) == 0;
+	trim(f->version);
+	if (f->installed) {
+		const char *st[] = {"openshell", "status", NULL};
+		f->gateway = ows__os_cmd(st, NULL, 0) == 0;
+	}
+	const char *img[] = {"docker", "image", "inspect", OWS__OS_IMAGE, NULL};
+	f->image = ows__os_cmd(img, NULL, 0) == 0;
+}
+
+static bool is_wsl(void)
+{
+	char buf[512] = "";
+	FILE *f = fopen("/proc/version", "re");
+	if (f) {
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		buf[n] = '\0';
+		fclose(f);
+	}
+	return strcasestr(buf, "microsoft") != NULL;
+}
+
+/*
+ * How an administrator's step runs: `sudo -n` when this user may sudo without
+ * a password, `pkexec` on a desktop that is not WSL (the system's own
+ * password prompt), else "" (nothing can ask: the step is handed over).
+ */
+const char *ows__os_admin_prefix(void)
+{
+	if (getuid() == 0)
+		return "";
+	const char *t[] = {"sudo", "-n", "true", NULL};
+	if (ows__os_cmd(t, NULL, 0) == 0)
+		return "sudo -n";
+	const char *d = getenv("DISPLAY"), *w = getenv("WAYLAND_DISPLAY");
+	if (((d && d[0]) || (w && w[0])) && !is_wsl())
+		return "pkexec";
+	return "";
+}
+
+/* The admin step as a command: under the prefix, or for the person to run with sudo. */
+static void admin(char *buf, size_t len, const char *prefix, const char *cmd)
+{
+	if (getuid() == 0)
+		snprintf(buf, len, "%s", cmd);
+	else
+		snprintf(buf, len, "%s %s", prefix[0] ? prefix : "sudo", cmd);
+}
+
+static void add_row(json_t *rows, const char *item, bool ok, const char *detail,
+		    const char *command, const char *hint, const char *docs)
+{
+	json_t *r = json_pack("{s:s, s:s, s:s}", "item", item, "state", ok ? "ok" : "fail",
+			      "detail", detail);
+	if (!ok && command)
+		json_object_set_new(r, "command", json_string(command));
+	if (hint)
+		json_object_set_new(r, "hint", json_string(hint));
+	if (docs)
+		json_object_set_new(r, "docs", json_string(docs));
+	json_array_append_new(rows, r);
+}
+
+/* Linger and the installer in ONE command, linger first. */
+static void install_command(char *buf, size_t len, const ows__os_facts *f, const char *prefix)
+{
+	char linger[256] = "";
+	if (!f->linger) {
+		char l[128];
+		snprintf(l, sizeof(l), "loginctl enable-linger %s", f->user);
+		admin(linger, sizeof(linger), prefix, l);
+		strcat(linger, " && ");
+	}
+	snprintf(buf, len, "%scurl -LsSf %s | OPENSHELL_VERSION=v%s sh", linger, OWS__OS_INSTALLER,
+		 OWS__OS_VERSION);
+}
+
+static json_t *status_rows(const ows__os_facts *f, const char *prefix)
+{
+	json_t *rows = json_array();
+	char cmd[PATH_MAX + 1024], detail[PATH_MAX + 128], l[128];
+	snprintf(l, sizeof(l), "loginctl enable-linger %s", f->user);
+	admin(cmd, sizeof(cmd), prefix, l);
+	add_row(rows, "linger", f->linger,
+		f->linger ? "the gateway keeps running after logout"
+			  : "the gateway would stop at logout (no linger)",
+		cmd, "comes first: NVIDIA's installer starts the gateway through your systemd manager",
+		OWS__OS_DOCS "about/installation");
+	install_command(cmd, sizeof(cmd), f, prefix);
+	snprintf(detail, sizeof(detail), "%s%s", f->installed ? f->version : "not installed",
+		 f->installed && !strstr(f->version, OWS__OS_VERSION)
+			 ? " (tested with " OWS__OS_VERSION ")" : "");
+	add_row(rows, "openshell", f->installed && strstr(f->version, OWS__OS_VERSION), detail, cmd,
+		"OpenShell " OWS__OS_VERSION ", the release this provider is tested against",
+		OWS__OS_DOCS "about/installation");
+	add_row(rows, "gateway", f->gateway, f->gateway ? "running" : "not running",
+		"systemctl --user restart openshell-gateway", NULL, OWS__OS_DOCS "about/installation");
+	snprintf(detail, sizeof(detail), "%s in %s", f->bind_mounts ? "allowed" : "not allowed",
+		 f->gateway_toml);
+	snprintf(cmd, sizeof(cmd),
+		 "printf '[openshell.drivers.docker]\\nenable_bind_mounts = true\\n' >> %s && "
+		 "systemctl --user restart openshell-gateway", f->gateway_toml);
+	add_row(rows, "bind-mounts", f->bind_mounts, detail, cmd,
+		"that is how the session's folders reach a sandbox",
+		OWS__OS_DOCS "reference/sandbox-compute-drivers");
+	add_row(rows, "image", f->image, f->image ? OWS__OS_IMAGE : "not downloaded: " OWS__OS_IMAGE,
+		"docker pull " OWS__OS_IMAGE, "about 5 GB, downloaded once",
+		OWS__OS_DOCS "sandboxes/manage-sandboxes");
+	return rows;
+}
+
+int ows__os_status_json(char **out, ows_error *err)
+{
+	ows__os_facts f;
+	ows__os_facts_read(&f);
+	json_t *rows = status_rows(&f, ows__os_admin_prefix());
+	int fails = 0;
+	size_t i;
+	json_t *r;
+	json_array_foreach(rows, i, r)
+		fails += strcmp(json_string_value(json_object_get(r, "state")), "ok") != 0;
+	json_t *j = json_pack("{s:s, s:o}", "provider", "openshell", "rows", rows);
+	*out = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!*out)
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	return fails;
+}
+
+int ows__os_refuse(const ows__os_facts *f, ows_error *err)
+{
+	if (!f->installed)
+		return ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell",
+				 "run `owsbx machine sandbox setup --provider openshell`",
+				 "OpenShell is not installed");
+	if (!f->gateway)
+		return ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell",
+				 "run `systemctl --user restart openshell-gateway`",
+				 "the OpenShell gateway is not running");
+	if (!f->bind_mounts)
+		return ows__fail(err, OWS_EUNSUPPORTED, 0, f->gateway_toml,
+				 "set enable_bind_mounts = true under [openshell.drivers.docker] "
+				 "and restart the gateway",
+				 "the OpenShell gateway does not allow bind mounts");
+	if (!f->image)
+		return ows__fail(err, OWS_EUNSUPPORTED, 0, OWS__OS_IMAGE,
+				 "run `docker pull " OWS__OS_IMAGE "`",
+				 "the sandbox base image is not downloaded yet");
+	return 0;
+}
+
+int ows_machine_status_of(const ows_config *c, const char *provider, char **status,
+			  ows_error *err)
+{
+	if (!provider || strcmp(provider, "openshell") != 0)
+		return ows_machine_status(c, status, err);
+	if (!status)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "status_json is NULL");
+	return ows__os_status_json(status, err);
+}
