@@ -42,7 +42,8 @@ DEP_LIBS = -ljansson -linih -lmbedcrypto
 # dynamic loading on the path of every sandboxed command.
 CLI_LIBS = -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic
 
-LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/$(OS)/*.c))
+# lib/openshell/ is plain POSIX: the Linux and the macOS library build it alike.
+LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/$(OS)/*.c) $(wildcard lib/openshell/*.c))
 LIB_OBJS = $(LIB_SRCS:%.c=build/%.o)
 CLI_SRCS = $(sort $(wildcard cli/*.c))
 CLI_OBJS = $(CLI_SRCS:%.c=build/%.o)
@@ -87,7 +88,7 @@ shared: libowsandbox.so
 libowsandbox.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(DEP_LIBS)
 
-build/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/$(OS)/*.h) $(wildcard cli/*.h)
+build/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/$(OS)/*.h) $(wildcard lib/openshell/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
@@ -274,7 +275,8 @@ MAC_ZIG   = build/zig/zig
 MAC_SHARED_SRCS = lib/linux/platform_posix.c lib/linux/netio_posix.c lib/linux/run_io.c \
 		  lib/linux/creds.c lib/linux/fs.c lib/linux/direct.c lib/linux/guard.c \
 		  lib/win/ini.c
-MAC_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/darwin/*.c)) $(MAC_SHARED_SRCS)
+MAC_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/darwin/*.c) $(wildcard lib/openshell/*.c)) \
+	       $(MAC_SHARED_SRCS)
 MAC_TEST_SRCS = $(sort $(wildcard test/darwin/*.c))
 MAC_CLI_SRCS = cli/main.c cli/args.c
 MAC_CPPFLAGS = -Iinclude -Ilib -Ilib/darwin -Ilib/win/inih
