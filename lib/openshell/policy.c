@@ -119,6 +119,15 @@ static void buf_field(buf *b, const char *indent, const char *key, const char *v
 	buf_puts(b, "\n");
 }
 
+/* `indent` spaces, "- ", the quoted `value`, a newline: one item of a list of strings. */
+static void buf_item(buf *b, const char *indent, const char *value)
+{
+	buf_puts(b, indent);
+	buf_puts(b, "- ");
+	buf_quoted(b, value);
+	buf_puts(b, "\n");
+}
+
 /* ------------------------------------------------------------ validation */
 
 static bool path_within(const char *inner, const char *outer)
@@ -222,6 +231,10 @@ static int split_host(const char *pat, char *host, size_t hostsz, unsigned *port
 		return ows__fail(err, OWS_EINVAL, 0, pat, hint, "openshell policy: bad host %s", pat);
 	memcpy(host, pat, n);
 	host[n] = '\0';
+	for (const char *c = host; *c; c++)
+		if (!host_char(*c))
+			return ows__fail(err, OWS_EINVAL, 0, pat, hint,
+					 "openshell policy: bad host %s", pat);
 	*port = 443;
 	if (colon) {
 		char *end;
@@ -231,10 +244,6 @@ static int split_host(const char *pat, char *host, size_t hostsz, unsigned *port
 					 "openshell policy: bad port in %s", pat);
 		*port = (unsigned)p;
 	}
-	for (const char *c = host; *c; c++)
-		if (!host_char(*c))
-			return ows__fail(err, OWS_EINVAL, 0, pat, hint,
-					 "openshell policy: bad host %s", pat);
 	const char *dot = strchr(host, '.');
 	bool wild = strchr(host, '*') != NULL;
 	if (wild && (!dot || strchr(dot, '*') || !strchr(dot + 1, '.') ||
@@ -257,12 +266,12 @@ static void emit_list(buf *b, const char *key, const char *const *base, size_t n
 	buf_puts(b, key);
 	buf_puts(b, ":\n");
 	for (size_t i = 0; i < nbase; i++)
-		buf_field(b, "    ", "-", base[i]);
+		buf_item(b, "    ", base[i]);
 	for (size_t i = 0; i < spec->nfolders; i++)
 		if (spec->folders[i].access == access)
-			buf_field(b, "    ", "-", spec->folders[i].path);
+			buf_item(b, "    ", spec->folders[i].path);
 	if (runner)
-		buf_field(b, "    ", "-", spec->runner_dir);
+		buf_item(b, "    ", spec->runner_dir);
 }
 
 /* One network_policies entry: `hosts` reachable by any executable of the sandbox. */
