@@ -42,6 +42,7 @@ DEP_LIBS = -ljansson -linih -lmbedcrypto
 # dynamic loading on the path of every sandboxed command.
 CLI_LIBS = -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic
 
+# lib/openshell/ is plain POSIX: the Linux and the macOS library build it alike.
 LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/$(OS)/*.c) $(wildcard lib/openshell/*.c))
 LIB_OBJS = $(LIB_SRCS:%.c=build/%.o)
 CLI_SRCS = $(sort $(wildcard cli/*.c))
@@ -87,8 +88,7 @@ shared: libowsandbox.so
 libowsandbox.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(DEP_LIBS)
 
-build/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/$(OS)/*.h) $(wildcard lib/openshell/*.h) \
-	   $(wildcard cli/*.h)
+build/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/$(OS)/*.h) $(wildcard lib/openshell/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@

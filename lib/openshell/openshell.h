@@ -44,11 +44,17 @@ typedef struct ows__os_spec {
 	const char *runner_dir;    /* the tool runner, mounted read-only, started as the main
 				      command */
 	const char *runner_cmd;
+	const char *policy_path;   /* where the caller writes `policy`: `sandbox create` takes the
+				      policy as a file (--policy, crates/openshell-cli/src/main.rs) */
 } ows__os_spec;
 
 typedef struct ows__os_render {
 	char *policy;              /* the policy document, in OpenShell's own format */
-	ows__strv create_args;     /* argv after `openshell`, for `sandbox create` */
+	ows__strv create_args;     /* argv after `openshell`, for `sandbox create`: --name, --from,
+				      --policy, the bind mounts as --driver-config-json (a mount is
+				      not part of OpenShell's policy; the gateway needs
+				      enable_bind_mounts = true), --no-auto-providers, then
+				      "--" and the main command, last */
 } ows__os_render;
 
 /* Renders `spec` into *out (freed with ows__os_render_free, also after a failure). */

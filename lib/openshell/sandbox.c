@@ -208,20 +208,20 @@ static int spec_hosts(const ows_policy *policy, const ows__share *sh, ows__strv 
 }
 
 /*
- * `openshell` + the renderer's `sandbox create ...` with `--policy FILE`
- * after `create` (the renderer cannot know where the record is).
+ * `openshell` + the renderer's `sandbox create ...`, with `--detach` after
+ * `create` unless it is there: without it the CLI attaches to the main command
+ * and create returns only when the tool runner ends (cli-reference.md).
  */
-static int create_argv(const ows__os_render *r, const char *policy_path, ows__strv *av,
-		       ows_error *err)
+static int create_argv(const ows__os_render *r, ows__strv *av, ows_error *err)
 {
+	bool detach = false;
+	for (size_t i = 0; i < r->create_args.len && strcmp(r->create_args.v[i], "--") != 0; i++)
+		detach |= strcmp(r->create_args.v[i], "--detach") == 0;
 	int rc = ows__strv_push(av, "openshell", err);
 	for (size_t i = 0; rc == 0 && i < r->create_args.len; i++) {
 		rc = ows__strv_push(av, r->create_args.v[i], err);
-		if (rc == 0 && i == 1 && strcmp(r->create_args.v[1], "create") == 0) {
-			rc = ows__strv_push(av, "--policy", err);
-			if (rc == 0)
-				rc = ows__strv_push(av, policy_path, err);
-		}
+		if (rc == 0 && i == 1 && !detach && strcmp(r->create_args.v[1], "create") == 0)
+			rc = ows__strv_push(av, "--detach", err);
 	}
 	return rc;
 }
@@ -240,20 +240,21 @@ static int create_sandbox(ows_session *s, const ows_policy *policy, const ows__s
 	if (rc == 0 && !exe_dir)
 		rc = ows__fail(err, OWS_ECONFIG, 0, "owsbx", "install owsbx on the PATH",
 			       "the tool runner (owsbx) is not found");
+	char policy_path[PATH_MAX];
+	snprintf(policy_path, sizeof(policy_path), "%s/policy.yaml", oi->dir);
 	ows__os_spec spec = {
 		.name = oi->name, .image = OWS__OS_IMAGE, .folders = f, .nfolders = nf,
 		.uid = getuid(), .gid = getgid(),
 		.profile = s->net == OWS_NET_OPEN ? OWS__OS_OPEN : OWS__OS_STRICT,
 		.hosts = (const char *const *)hosts.v, .runner_dir = exe_dir, .runner_cmd = exe,
+		.policy_path = policy_path,
 	};
 	if (rc == 0)
 		rc = ows__os_render_spec(&spec, &r, err);
 	if (rc == 0)
 		rc = write_file(oi->dir, "policy.yaml", r.policy, err);
-	char policy_path[PATH_MAX];
-	snprintf(policy_path, sizeof(policy_path), "%s/policy.yaml", oi->dir);
 	if (rc == 0)
-		rc = create_argv(&r, policy_path, &av, err);
+		rc = create_argv(&r, &av, err);
 	if (rc == 0) {
 		int st = ows__os_cmd((const char *const *)av.v, NULL, 0);
 		/* Deleted at close whatever create said: a half-made sandbox goes too. */
