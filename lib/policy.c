@@ -51,7 +51,7 @@ void ows_policy_free(ows_policy *p)
 
 int ows_policy_set_provider(ows_policy *p, const char *name, ows_error *err)
 {
-	static const char *const known[] = {"landlock", "account", "direct"};
+	static const char *const known[] = {"landlock", "account", "direct", "openshell"};
 	if (!p)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "policy is NULL");
 	if (name) {
@@ -61,7 +61,7 @@ int ows_policy_set_provider(ows_policy *p, const char *name, ows_error *err)
 				break;
 		if (i == OWS__ARRAY_LEN(known))
 			return ows__fail(err, OWS_EINVAL, 0, name,
-					 "use one of: landlock, account, direct",
+					 "use one of: landlock, account, direct, openshell",
 					 "unknown provider");
 	}
 	char *copy = NULL;

@@ -13,7 +13,7 @@
 const char *ows__plat_config_path(void) { return OWS_CONFIG_DEFAULT_PATH; }
 const char *ows__plat_state_dir(void) { return "/var/lib/owsandbox"; }
 const char *ows__plat_default_provider(void) { return "landlock"; }
-const char *ows__plat_provider_hint(void) { return "use landlock, account or direct"; }
+const char *ows__plat_provider_hint(void) { return "use landlock, account, direct or openshell"; }
 
 int ows__plat_random(void *buf, size_t n)
 {

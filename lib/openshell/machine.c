@@ -278,7 +278,8 @@ int ows__os_refuse(const ows__os_facts *f, ows_error *err)
 {
 	if (!f->installed)
 		return ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell",
-				 "run `owsbx machine sandbox setup --provider openshell`",
+				 "run the command of the openshell row of "
+				 "`owsbx machine sandbox status --provider openshell`",
 				 "OpenShell is not installed");
 	if (!f->gateway)
 		return ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell",

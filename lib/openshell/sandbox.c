@@ -249,6 +249,10 @@ static int create_sandbox(ows_session *s, const ows_policy *policy, const ows__s
 		.hosts = (const char *const *)hosts.v, .runner_dir = exe_dir, .runner_cmd = exe,
 		.policy_path = policy_path,
 	};
+	struct stat fst;
+	/* A root host: the folders' owner runs inside (OpenShell refuses uid 0). */
+	if (spec.uid == 0 && policy->nfolders && stat(policy->folders[0].path, &fst) == 0)
+		spec.uid = fst.st_uid, spec.gid = fst.st_gid;
 	if (rc == 0)
 		rc = ows__os_render_spec(&spec, &r, err);
 	if (rc == 0)
@@ -362,7 +366,7 @@ static int os_spawn(ows_session *s, ows_proc *proc, const char *const argv[], ch
 	ows__strv av = {0};
 	int rc = exec_argv(s->impl, argv, envp, cwd, &av, err);
 	if (rc == 0)
-		rc = ows__direct_spawn(s, proc, (const char *const *)av.v, environ, NULL, stdio, err);
+		rc = ows__direct_spawn(s, proc, (const char *const *)av.v, environ, "/", stdio, err);
 	ows__strv_free(&av);
 	return rc;
 }
