@@ -583,7 +583,20 @@ int ows__share_apply(ows_session *s, ows__share *sh, ows_error *err)
 	return rc;
 }
 
-/* Writes the copies into the private home `priv_home` (which exists), owner-only. */
+/* The folders above `path` (relative to hfd), 0700; those that exist are kept. */
+static void mkdir_parents_at(int hfd, const char *path)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = strchr(buf, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		mkdirat(hfd, buf, 0700);
+		*p = '/';
+	}
+}
+
+/* Writes the copies into the private home `priv_home` (which exists), owner-only; the
+ * folders above a copy (~/.config of ~/.config/gh) are made as needed. */
 int ows__share_write(const char *priv_home, const ows__share *sh, ows_error *err)
 {
 	int hfd = open(priv_home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -592,6 +605,7 @@ int ows__share_write(const char *priv_home, const ows__share *sh, ows_error *err
 	int rc = 0;
 	for (size_t i = 0; i < sh->nfiles && rc == 0; i++) {
 		const ows__file *f = &sh->files[i];
+		mkdir_parents_at(hfd, f->path);
 		if (f->dir) {
 			if (mkdirat(hfd, f->path, 0700) != 0 && errno != EEXIST)
 				rc = ows__fail_sys(err, f->path, NULL, "cannot copy a shared folder");

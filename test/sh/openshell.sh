@@ -124,6 +124,7 @@ is "$(ls -A "$RT" | wc -l)" 0 "... and its record"
 as_st "mkdir -p ~/.config/gh && echo 'github.com: {oauth_token: OWSTEST}' >~/.config/gh/hosts.yml &&
 	printf '[credentials]\nenable = gh\n' >'$D/config.toml'"
 sbx run --config "$D/config.toml" --provider openshell --rw "$TU_WORK" -- sh -c "cat $RT/*/home/.config/gh/hosts.yml"
+[ "$SBX_RC" = 0 ] || diag "$(sbx_diag)"
 is "$SBX_RC" 0 "sharing gh: the session runs"
 like "$SBX_OUT" "OWSTEST" "... its copy is under ~/.config/coworker/sandbox-runtime/<session>/home"
 is "$(ls -A "$RT" | wc -l)" 0 "... and removed with the sandbox"
