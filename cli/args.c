@@ -24,8 +24,9 @@
 	{"--allow-sites-file", NULL, "FILE",                                                     \
 	 "allow every site FILE lists, one a line, # comments (repeatable)"},                    \
 	{"--provider", NULL, "NAME",                                                             \
-	 "the wall: landlock (needs no setup), account (after `owsbx machine sandbox setup`) "   \
-	 "or direct (no wall at all); default: the config's provider"},                          \
+	 "the wall: landlock (needs no setup), account (after `owsbx machine sandbox setup`), "  \
+	 "openshell (an NVIDIA OpenShell sandbox) or direct (no wall at all); default: the "     \
+	 "config's provider"},                                                                   \
 	{"--policy", NULL, "FILE",                                                               \
 	 "a policy document (JSON); the options above and --env, --run-as apply after it"},      \
 	{"--env", NULL, "NAME=VALUE",                                                            \
@@ -426,8 +427,12 @@ static int set_option(owsbx_args *a, scan *sc, const char *name, const char *val
 		a->events_path = val;
 	else if (strcmp(name, "--policy") == 0)
 		sc->policy_file = val;
-	else if (a->cmd == OWSBX_CMD_MACHINE && strcmp(name, "--provider") == 0)
+	else if (a->cmd == OWSBX_CMD_MACHINE && strcmp(name, "--provider") == 0) {
+		if (strcmp(val, "openshell") != 0)
+			return usage_error(err, val, NULL,
+					   "status has rows of its own only for openshell");
 		a->machine_provider = val;
+	}
 	else if (strcmp(name, "--for-user") == 0)
 		a->for_user = val;
 	else if (strcmp(name, "--launcher-source") == 0)

@@ -126,6 +126,17 @@ int main(void)
 		rc = PARSE(&a, &err, "machine", "sandbox", "status", "--json");
 		ok(rc == 0 && a.json, "machine sandbox status --json");
 		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "machine", "sandbox", "status", "--provider", "openshell");
+		ok(rc == 0 && a.machine_provider && strcmp(a.machine_provider, "openshell") == 0,
+		   "machine sandbox status --provider openshell");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "machine", "sandbox", "status", "--provider", "landlock");
+		is_usage(rc, &err, "status has rows of its own only for openshell", "landlock",
+			 "status --provider landlock");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "machine", "sandbox", "setup", "--provider", "openshell");
+		is_usage(rc, &err, "unknown option", "--provider", "setup --provider (status's only)");
+		owsbx_args_free(&a);
 		rc = PARSE(&a, &err, "machine", "sandbox", "remove", "--yes");
 		ok(rc == 0 && a.yes, "machine sandbox remove --yes");
 		owsbx_args_free(&a);
@@ -432,6 +443,10 @@ int main(void)
 		is_int(rc, 0, "--provider direct parses");
 		is_str(policy_json(&a), "{\"provider\":\"direct\",\"folders\":[]}",
 		       "the provider in the policy");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "run", "--provider", "openshell", "--", "true");
+		is_str(policy_json(&a), "{\"provider\":\"openshell\",\"folders\":[]}",
+		       "--provider openshell: in the policy");
 		owsbx_args_free(&a);
 		rc = PARSE(&a, &err, "run", "--provider", "magic", "--", "true");
 		is_int(rc, OWSBX_EXIT_USAGE, "--provider magic: exit status 2");
