@@ -59,6 +59,8 @@ static const owsbx_option json_config_options[] = {
 };
 
 static const owsbx_option setup_options[] = {
+	{"--provider", NULL, "NAME",
+	 "set up one provider instead: openshell (the gateway's bind mounts, the base image)"},
 	{"--for-user", NULL, "NAME",
 	 "the person added to the sandbox group, who may then start sandboxes (default: "
 	 "SUDO_USER, else the caller)"},
@@ -430,7 +432,7 @@ static int set_option(owsbx_args *a, scan *sc, const char *name, const char *val
 	else if (a->cmd == OWSBX_CMD_MACHINE && strcmp(name, "--provider") == 0) {
 		if (strcmp(val, "openshell") != 0)
 			return usage_error(err, val, NULL,
-					   "status has rows of its own only for openshell");
+					   "only openshell has a setup and status of its own");
 		a->machine_provider = val;
 	}
 	else if (strcmp(name, "--for-user") == 0)

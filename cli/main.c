@@ -237,10 +237,28 @@ static char *default_launcher_source(void)
 	return access(self, R_OK) == 0 ? strdup(self) : NULL;
 }
 
+/* The openshell provider's setup: each step is printed as it is made (docker's own progress
+ * for the image); Ctrl-C cancels the download. */
+static int provider_setup(owsbx_args *a, ows_config *config, ows_setup_options *so)
+{
+	ows_error err;
+	ows_error_clear(&err);
+	so->provider = a->machine_provider;
+	printf("Setting up %s:\n", so->provider);
+	if (ows_machine_setup(config, so, &err) < 0) {
+		print_error(&err);
+		return 1;
+	}
+	printf("Setup done: run `owsbx machine sandbox status --provider %s`.\n", so->provider);
+	return 0;
+}
+
 static int machine_setup(owsbx_args *a, ows_config *config, ows_setup_options *so)
 {
 	ows_error err;
 	ows_error_clear(&err);
+	if (a->machine_provider)
+		return provider_setup(a, config, so);
 	char *plan = NULL;
 	if (ows_machine_plan(config, so, &plan, &err) < 0) {
 		print_error(&err);

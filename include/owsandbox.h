@@ -545,6 +545,9 @@ typedef struct ows_setup_options {
 	 * the installed one; setup fails when there is none yet.  Borrowed.
 	 */
 	const char *launcher_source;
+	/* "openshell": that provider's setup (the gateway's bind mounts, the base image pulled
+	 * with docker's progress lines through `progress`); NULL: the machine's own. */
+	const char *provider;
 } ows_setup_options;
 
 OWS_API void ows_setup_options_init(ows_setup_options *opts);

@@ -254,6 +254,9 @@ struct ows_proc {
 				  something inside listens there), 0 */
 };
 
+/* The openshell provider's setup (lib/openshell/machine.c), for ows_machine_setup. */
+OWS__HIDDEN int ows__os_setup(const ows_setup_options *o, ows_error *err);
+
 typedef struct ows__provider {
 	const char *name;
 	/* Builds the wall and proves it; fills s->enforcement, s->private_dir,

@@ -55,10 +55,25 @@ static void read_out(int fd, char *out, size_t outlen)
 		out[n] = '\0';
 }
 
+static int cloexec_pipe(int p[2])
+{
+#ifdef __APPLE__
+	/* No pipe2 on macOS: a child another thread forks in between may hold the write end,
+	 * and a read then waits for that child too. */
+	if (pipe(p) != 0)
+		return -1;
+	fcntl(p[0], F_SETFD, FD_CLOEXEC);
+	fcntl(p[1], F_SETFD, FD_CLOEXEC);
+	return 0;
+#else
+	return pipe2(p, O_CLOEXEC);
+#endif
+}
+
 int ows__os_cmd(const char *const argv[], char *out, size_t outlen)
 {
 	int p[2];
-	if (pipe2(p, O_CLOEXEC) != 0)
+	if (cloexec_pipe(p) != 0)
 		return -1;
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
@@ -305,4 +320,134 @@ int ows_machine_status_of(const ows_config *c, const char *provider, char **stat
 	if (!status)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "status_json is NULL");
 	return ows__os_status_json(status, err);
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static void say(const ows_setup_options *o, const char *step)
+{
+	if (o->progress)
+		o->progress(o->progress_ctx, step);
+}
+
+/* enable_bind_mounts = true under [openshell.drivers.docker]: the table's line added (after its
+ * header, or the table at the end); a file that already sets the key is handed over. */
+static int allow_bind_mounts(const ows__os_facts *f, ows_error *err)
+{
+	const char *hint = "set enable_bind_mounts = true under [openshell.drivers.docker], then "
+			   "run `systemctl --user restart openshell-gateway`";
+	FILE *in = fopen(f->gateway_toml, "re");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem) {
+		if (in)
+			fclose(in);
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	}
+	bool added = false, has_key = false;
+	char line[1024];
+	while (in && fgets(line, sizeof(line), in)) {
+		has_key |= strstr(line, "enable_bind_mounts") != NULL;
+		fputs(line, mem);
+		if (!added && strncmp(line, "[openshell.drivers.docker]", 26) == 0)
+			fputs("enable_bind_mounts = true\n", mem), added = true;
+	}
+	if (!added)
+		fputs("\n[openshell.drivers.docker]\nenable_bind_mounts = true\n", mem);
+	fclose(mem);
+	if (in)
+		fclose(in);
+	int rc = 0;
+	if (has_key)
+		rc = ows__fail(err, OWS_ECONFIG, 0, f->gateway_toml, hint,
+			       "the gateway's config sets enable_bind_mounts already");
+	char tmp[PATH_MAX + 16];
+	snprintf(tmp, sizeof(tmp), "%s.owsbx", f->gateway_toml);
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", f->gateway_toml);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	FILE *out = NULL;
+	if (rc == 0 && (mkdir(dir, 0700) == 0 || errno == EEXIST) && (out = fopen(tmp, "we")) &&
+	    fputs(text, out) >= 0 && fclose(out) == 0 && rename(tmp, f->gateway_toml) == 0)
+		out = NULL;
+	else if (rc == 0) {
+		rc = ows__fail_sys(err, f->gateway_toml, hint, "cannot write the gateway's config");
+		if (out)
+			fclose(out);
+		unlink(tmp);
+	}
+	free(text);
+	return rc;
+}
+
+/* `docker pull IMAGE`, each line of its progress through `progress`.  It runs in this
+ * process group: Ctrl-C in the terminal cancels it, and setup with it. */
+static int pull_image(const ows_setup_options *o, ows_error *err)
+{
+	int p[2];
+	if (cloexec_pipe(p) != 0)
+		return ows__fail_sys(err, "pipe", NULL, "cannot start docker pull");
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+	const char *argv[] = {"docker", "pull", OWS__OS_IMAGE, NULL};
+	pid_t pid;
+	int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (rc != 0) {
+		close(p[0]);
+		return ows__fail(err, OWS_ESPAWN, rc, "docker", "install Docker or Podman",
+				 "cannot start docker pull");
+	}
+	FILE *f = fdopen(p[0], "r");
+	char line[512];
+	while (f && fgets(line, sizeof(line), f)) {
+		trim(line);
+		say(o, line);
+	}
+	if (f)
+		fclose(f);
+	else
+		close(p[0]);
+	int st = wait_status(pid);
+	if (st != 0)
+		return ows__fail(err, OWS_ESYS, 0, OWS__OS_IMAGE, "run `docker pull " OWS__OS_IMAGE "`",
+				 "docker pull did not finish (status %d)", st);
+	return 0;
+}
+
+int ows__os_setup(const ows_setup_options *o, ows_error *err)
+{
+	ows__os_facts f;
+	ows__os_facts_read(&f);
+	char cmd[PATH_MAX + 1024];
+	if (!f.installed || !strstr(f.version, OWS__OS_VERSION)) {
+		install_command(cmd, sizeof(cmd), &f, ows__os_admin_prefix());
+		return ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell", cmd,
+				 "OpenShell " OWS__OS_VERSION " is not installed: run the command "
+				 "below, then setup again");
+	}
+	int rc = 0;
+	if (!f.bind_mounts) {
+		say(o, "allowing bind mounts in the gateway's config");
+		rc = allow_bind_mounts(&f, err);
+		if (rc == 0)
+			say(o, "bind mounts allowed: restart the gateway (systemctl --user restart "
+			       "openshell-gateway)");
+	}
+	if (rc == 0 && !f.image) {
+		say(o, "downloading the base image (about 5 GB, once): docker pull " OWS__OS_IMAGE);
+		rc = pull_image(o, err);
+	}
+	if (rc == 0 && !f.gateway)
+		rc = ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell",
+			       "run `systemctl --user restart openshell-gateway`",
+			       "the OpenShell gateway is not running");
+	return rc;
 }

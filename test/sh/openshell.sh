@@ -150,4 +150,19 @@ fi
 unset 'AS_USER_ENV[-1]'
 sbx machine sandbox status --provider openshell --json
 is "$(lin)" "sudo loginctl enable-linger $TU" "no sudo -n, no display: one command handed over (sudo, asked)"
+
+# --- setup: bind mounts allowed in the gateway's config, the image pulled with its progress
+as_st "rm -f '$TOML' '$ST/images/'*"
+as_st "mv '$ST/installed' '$ST/not-installed'"
+sbx machine sandbox setup --provider openshell
+as_st "mv '$ST/not-installed' '$ST/installed'"
+isnt "$SBX_RC" 0 "setup without OpenShell: stops"
+like "$SBX_ERR" "not installed.*curl -LsSf" "... handing over the one install command"
+sbx machine sandbox setup --provider openshell
+is "$SBX_RC" 0 "setup: done"
+like "$SBX_OUT" "docker pull $IMAGE.*Pulling" "... the image pulled with docker's progress"
+ok "... the gateway's config allows bind mounts" grep -qx 'enable_bind_mounts = true' "$TOML"
+sbx machine sandbox status --provider openshell --json
+is "$(jq -r '[.rows[] | select(.state == "ok") | .item] | join(",")' <<<"$SBX_OUT")" \
+	"openshell,gateway,bind-mounts,image" "... and status passes all but linger"
 done_testing

@@ -131,11 +131,15 @@ int main(void)
 		   "machine sandbox status --provider openshell");
 		owsbx_args_free(&a);
 		rc = PARSE(&a, &err, "machine", "sandbox", "status", "--provider", "landlock");
-		is_usage(rc, &err, "status has rows of its own only for openshell", "landlock",
+		is_usage(rc, &err, "only openshell has a setup and status of its own", "landlock",
 			 "status --provider landlock");
 		owsbx_args_free(&a);
 		rc = PARSE(&a, &err, "machine", "sandbox", "setup", "--provider", "openshell");
-		is_usage(rc, &err, "unknown option", "--provider", "setup --provider (status's only)");
+		ok(rc == 0 && a.machine_provider && strcmp(a.machine_provider, "openshell") == 0,
+		   "machine sandbox setup --provider openshell");
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "machine", "sandbox", "remove", "--provider", "openshell");
+		is_usage(rc, &err, "unknown option", "--provider", "remove --provider (setup's and status's)");
 		owsbx_args_free(&a);
 		rc = PARSE(&a, &err, "machine", "sandbox", "remove", "--yes");
 		ok(rc == 0 && a.yes, "machine sandbox remove --yes");
