@@ -298,7 +298,8 @@ MAC_$(1)_BINS = $(MAC_OUT)/$(1)/libowsandbox.a $(MAC_OUT)/$(1)/owsbx \
 		$$(MAC_TEST_SRCS:test/darwin/%.c=$(MAC_OUT)/$(1)/test/%)
 
 $(MAC_OUT)/$(1)/%.o: %.c include/owsandbox.h $$(wildcard lib/*.h) $$(wildcard lib/darwin/*.h) \
-		     $$(wildcard lib/linux/netio_posix.h) $$(wildcard cli/*.h) | $(MAC_DEPS)/ready
+		     $$(wildcard lib/linux/netio_posix.h) $$(wildcard lib/openshell/*.h) \
+		     $$(wildcard cli/*.h) | $(MAC_DEPS)/ready
 	@mkdir -p $$(dir $$@)
 	@echo "  MACCC   $(1) $$<"
 	@$$(MAC_$(1)_CC) $(MAC_CPPFLAGS) -I$(MAC_DEPS)/$(1)/include $(MAC_CFLAGS) -c $$< -o $$@

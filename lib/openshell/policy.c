@@ -21,7 +21,6 @@
  * aborts the sandbox instead of running it with less of a wall.
  */
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,38 +50,6 @@ static const char *const reserved_roots[] = {
 
 /* ------------------------------------------------------------ the text */
 
-typedef struct buf {
-	char *s;
-	size_t len, cap;
-	bool failed;
-} buf;
-
-static void buf_add(buf *b, const char *s, size_t n)
-{
-	if (b->failed)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		char *s2 = realloc(b->s, cap);
-		if (!s2) {
-			b->failed = true;
-			return;
-		}
-		b->s = s2;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void buf_puts(buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
 /*
  * A YAML double-quoted scalar: the one style in which every character is
  * either itself or an escape, so no quote, '#', ':', '-', '[' or newline in a
@@ -90,42 +57,34 @@ static void buf_puts(buf *b, const char *s)
  * the C0 controls and DEL (outside YAML's printable set).  The caller has
  * checked that `s` is UTF-8.
  */
-static void buf_quoted(buf *b, const char *s)
+static void put_quoted(FILE *f, const char *s)
 {
-	buf_add(b, "\"", 1);
+	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char esc[8];
-		if (*p == '"' || *p == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)*p;
-			buf_add(b, esc, 2);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			snprintf(esc, sizeof(esc), "\\x%02x", *p);
-			buf_add(b, esc, 4);
-		} else {
-			buf_add(b, (const char *)p, 1);
-		}
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
 	}
-	buf_add(b, "\"", 1);
+	fputc('"', f);
 }
 
 /* `indent` spaces, then `key`, ": ", the quoted `value`, a newline. */
-static void buf_field(buf *b, const char *indent, const char *key, const char *value)
+static void put_field(FILE *f, const char *indent, const char *key, const char *value)
 {
-	buf_puts(b, indent);
-	buf_puts(b, key);
-	buf_puts(b, ": ");
-	buf_quoted(b, value);
-	buf_puts(b, "\n");
+	fprintf(f, "%s%s: ", indent, key);
+	put_quoted(f, value);
+	fputc('\n', f);
 }
 
 /* `indent` spaces, "- ", the quoted `value`, a newline: one item of a list of strings. */
-static void buf_item(buf *b, const char *indent, const char *value)
+static void put_item(FILE *f, const char *indent, const char *value)
 {
-	buf_puts(b, indent);
-	buf_puts(b, "- ");
-	buf_quoted(b, value);
-	buf_puts(b, "\n");
+	fprintf(f, "%s- ", indent);
+	put_quoted(f, value);
+	fputc('\n', f);
 }
 
 /* ------------------------------------------------------------ validation */
@@ -259,93 +218,93 @@ static int split_host(const char *pat, char *host, size_t hostsz, unsigned *port
 
 /* ------------------------------------------------------------ the policy */
 
-static void emit_list(buf *b, const char *key, const char *const *base, size_t nbase,
+static void emit_list(FILE *f, const char *key, const char *const *base, size_t nbase,
 		      const ows__os_spec *spec, ows_access access, bool runner)
 {
-	buf_puts(b, "  ");
-	buf_puts(b, key);
-	buf_puts(b, ":\n");
+	fprintf(f, "  %s:\n", key);
 	for (size_t i = 0; i < nbase; i++)
-		buf_item(b, "    ", base[i]);
+		put_item(f, "    ", base[i]);
 	for (size_t i = 0; i < spec->nfolders; i++)
 		if (spec->folders[i].access == access)
-			buf_item(b, "    ", spec->folders[i].path);
+			put_item(f, "    ", spec->folders[i].path);
 	if (runner)
-		buf_item(b, "    ", spec->runner_dir);
+		put_item(f, "    ", spec->runner_dir);
 }
 
 /* One network_policies entry: `hosts` reachable by any executable of the sandbox. */
-static int emit_network_entry(buf *b, const char *key, const char *name,
+static int emit_network_entry(FILE *f, const char *key, const char *name,
 			      const char *const *hosts, ows_error *err)
 {
 	if (!hosts || !hosts[0])
 		return 0;
-	buf_puts(b, "  ");
-	buf_puts(b, key);
-	buf_puts(b, ":\n");
-	buf_field(b, "    ", "name", name);
-	buf_puts(b, "    endpoints:\n");
+	fprintf(f, "  %s:\n", key);
+	put_field(f, "    ", "name", name);
+	fputs("    endpoints:\n", f);
 	for (size_t i = 0; hosts[i]; i++) {
-		char host[256], port[16];
-		unsigned p = 0;
-		int rc = split_host(hosts[i], host, sizeof(host), &p, err);
+		char host[256];
+		unsigned port = 0;
+		int rc = split_host(hosts[i], host, sizeof(host), &port, err);
 		if (rc)
 			return rc;
-		snprintf(port, sizeof(port), "%u", p);
-		buf_field(b, "      ", "- host", host);
-		buf_puts(b, "        port: ");
-		buf_puts(b, port);
-		buf_puts(b, "\n");
+		put_field(f, "      ", "- host", host);
+		fprintf(f, "        port: %u\n", port);
 	}
 	/* The wall is the host list, not the program: any executable may use it. */
-	buf_puts(b, "    binaries:\n");
-	buf_field(b, "      ", "- path", "/**");
+	fputs("    binaries:\n", f);
+	put_field(f, "      ", "- path", "/**");
 	return 0;
 }
 
-static int emit_network(buf *b, const ows__os_spec *spec, ows_error *err)
+static int emit_network(FILE *f, const ows__os_spec *spec, ows_error *err)
 {
 	/* The hosts of each profile are lib/sites.c's groups, as the proxy uses them. */
-	buf_puts(b, "network_policies:\n");
-	int rc = emit_network_entry(b, "code_hosting", "code-hosting",
+	fputs("network_policies:\n", f);
+	int rc = emit_network_entry(f, "code_hosting", "code-hosting",
 				    ows__sites_group("code-hosting"), err);
 	if (!rc)
-		rc = emit_network_entry(b, "package_registries", "package-registries",
+		rc = emit_network_entry(f, "package_registries", "package-registries",
 					ows__sites_group("package-registries"), err);
 	if (!rc && spec->profile == OWS__OS_STANDARD)
-		rc = emit_network_entry(b, "search_apis", "search-apis",
+		rc = emit_network_entry(f, "search_apis", "search-apis",
 					ows__sites_group("search-apis"), err);
 	if (!rc)
-		rc = emit_network_entry(b, "session_hosts", "session-hosts", spec->hosts, err);
+		rc = emit_network_entry(f, "session_hosts", "session-hosts", spec->hosts, err);
 	return rc;
+}
+
+static void emit_policy(FILE *f, const ows__os_spec *spec)
+{
+	fputs("# The OpenShell sandbox policy of one owsandbox session (lib/openshell/policy.c).\n"
+	      "# Its folders are bind-mounted at the same paths by `sandbox create`.\n"
+	      "version: 1\n"
+	      "filesystem_policy:\n"
+	      "  include_workdir: false\n",
+	      f);
+	emit_list(f, "read_only", base_read_only, OWS__ARRAY_LEN(base_read_only), spec,
+		  OWS_ACCESS_RO, true);
+	emit_list(f, "read_write", base_read_write, OWS__ARRAY_LEN(base_read_write), spec,
+		  OWS_ACCESS_RW, false);
+	fputs("landlock:\n", f);
+	put_field(f, "  ", "compatibility", "hard_requirement");
+	/* Quoted: OpenShell reads run_as_user and run_as_group as strings (ProcessDef). */
+	fprintf(f, "process:\n  run_as_user: \"%ju\"\n  run_as_group: \"%ju\"\n",
+		(uintmax_t)spec->uid, (uintmax_t)spec->gid);
 }
 
 static int render_policy(const ows__os_spec *spec, char **out, ows_error *err)
 {
-	buf b = { 0 };
-	char id[32];
-	buf_puts(&b, "# The OpenShell sandbox policy of one owsandbox session (lib/openshell/policy.c).\n"
-		     "# Its folders are bind-mounted at the same paths by `sandbox create`.\n"
-		     "version: 1\n"
-		     "filesystem_policy:\n"
-		     "  include_workdir: false\n");
-	emit_list(&b, "read_only", base_read_only, OWS__ARRAY_LEN(base_read_only), spec,
-		  OWS_ACCESS_RO, true);
-	emit_list(&b, "read_write", base_read_write, OWS__ARRAY_LEN(base_read_write), spec,
-		  OWS_ACCESS_RW, false);
-	buf_puts(&b, "landlock:\n");
-	buf_field(&b, "  ", "compatibility", "hard_requirement");
-	buf_puts(&b, "process:\n");
-	snprintf(id, sizeof(id), "%ju", (uintmax_t)spec->uid);
-	buf_field(&b, "  ", "run_as_user", id);
-	snprintf(id, sizeof(id), "%ju", (uintmax_t)spec->gid);
-	buf_field(&b, "  ", "run_as_group", id);
-	int rc = emit_network(&b, spec, err);
-	if (rc || b.failed) {
-		free(b.s);
+	size_t len = 0;
+	FILE *f = open_memstream(out, &len);
+	if (!f)
+		return ows__fail(err, OWS_ENOMEM, 0, NULL, NULL, "out of memory");
+	emit_policy(f, spec);
+	int rc = emit_network(f, spec, err);
+	bool failed = ferror(f) != 0;
+	if (fclose(f) != 0 || failed || rc) {
+		free(*out);
+		*out = NULL;
 		return rc ? rc : ows__fail(err, OWS_ENOMEM, 0, NULL, NULL, "out of memory");
 	}
-	*out = b.s;
 	return 0;
 }
 
