@@ -14,8 +14,16 @@
 
 #include "internal.h"
 
-/* The base image sandboxes are created from (~5 GB), pulled once with docker. */
-#define OWS__OS_IMAGE "ghcr.io/nvidia/openshell-community/sandboxes/base:latest"
+/*
+ * The base image sandboxes are created from (~5 GB), pulled once with docker.
+ * Pinned by digest, never `:latest`: every machine runs the same bytes, and a
+ * new image is a change here that the tests see.  This is the digest public
+ * projects pinned the community base image at when this was written; not
+ * checked here against the 0.0.116 release (no registry is reachable).
+ */
+#define OWS__OS_IMAGE                                                                     \
+	"ghcr.io/nvidia/openshell-community/sandboxes/base@sha256:"                       \
+	"aeef1c63f00e2913ea002ccb3aaf925f338b5c5d70e63576f0d95c16a138044e"
 /* NVIDIA's installer (docs/about/installation.mdx); OPENSHELL_VERSION pins the release. */
 #define OWS__OS_INSTALLER "https://raw.githubusercontent.com/NVIDIA/OpenShell/main/install.sh"
 #define OWS__OS_DOCS "https://docs.nvidia.com/openshell/"

@@ -11,7 +11,7 @@
 . "$OWSTEST_DIR/user.sh"
 command -v cc >/dev/null || skip_all "no C compiler"
 [ -f "$OWSTEST_ROOT/libowsandbox.a" ] || skip_all "build first (make)"
-IMAGE=ghcr.io/nvidia/openshell-community/sandboxes/base:latest
+IMAGE=ghcr.io/nvidia/openshell-community/sandboxes/base@sha256:aeef1c63f00e2913ea002ccb3aaf925f338b5c5d70e63576f0d95c16a138044e
 BIN=$(owsbx_binary)
 
 # --- as root, on this machine: no OpenShell anywhere on the PATH
