@@ -21,7 +21,7 @@ apt-get install -y -q --no-install-recommends \
 	acl libacl1-dev nftables iproute2 passwd util-linux procps apparmor \
 	openssh-client openssh-server git curl python3 python3-pip ca-certificates \
 	python3-pytest python3-venv python3-setuptools python3-wheel python3-wheel-whl python3-yaml \
-	netcat-openbsd clang libclang-rt-14-dev \
+	netcat-openbsd clang libclang-rt-14-dev jq \
 	bubblewrap firejail hyperfine tinyproxy \
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev \
 	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file \
