@@ -7,7 +7,7 @@ PY=/usr/bin/python3
 
 # Listeners on the host: one outside the proxy range (v4 and v6), one inside.
 $PY - "$T" <<'EOF' &
-import socket, sys, time
+import socket, sys, threading
 outs = []
 for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
     s = socket.socket(fam, socket.SOCK_STREAM)
@@ -22,7 +22,7 @@ for port in range(47850, 47900):
         pass
 inside.listen(16)
 open(sys.argv[1] + "/ports", "w").write("%d %d\n" % (outs[0].getsockname()[1], inside.getsockname()[1]))
-time.sleep(600)
+threading.Event().wait()  # until the EXIT trap kills it, however slow the machine
 EOF
 LISTENER=$!
 trap 'kill $LISTENER 2>/dev/null; teardown' EXIT

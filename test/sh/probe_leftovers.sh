@@ -24,7 +24,7 @@ done
 # The live session: its abstract probe listens (as the person, in this network namespace).
 as_user_bg "$PY" -c 'import socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.bind("\0owsandbox-probe-" + sys.argv[1]); s.listen(1)
-open(sys.argv[2], "w").close(); time.sleep(60)' "$live" "$TU_WORK/listening"
+open(sys.argv[2], "w").close(); time.sleep(86400)' "$live" "$TU_WORK/listening"
 listener=$AS_USER_PID
 poll 5 test -e "$TU_WORK/listening"
 ok "control: the live session's abstract probe listens" grep -q "@owsandbox-probe-$live\$" /proc/net/unix
