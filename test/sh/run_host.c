@@ -89,6 +89,21 @@ static int sleeps_gone(const char *arg)
 	return 0;
 }
 
+/*
+ * Whether `n` sleeps with this argument are there, within 10 s: a daemon the
+ * command forked may not have exec'd sleep yet when the call returns (the
+ * call ends at the command's exit, not at the daemon's exec).
+ */
+static int sleeps_reach(const char *arg, int n)
+{
+	for (int i = 0; i < 200; i++) {
+		if (count_sleeps(arg) == n)
+			return 1;
+		sleep_ms(50);
+	}
+	return 0;
+}
+
 static void test_capture(void)
 {
 	ows_run_result *r = run(SH("printf 'to out\\n'; printf 'to err\\n' >&2; exit 3"), NULL);
@@ -286,7 +301,7 @@ static void test_daemon_outlives(void)
 	ows_run_result *r = run(SH("(sleep 3603 & ) ; echo done"), &o);
 	ok(r && !r->timed_out && r->exit_code == 0 && strcmp(r->out, "done\n") == 0,
 	   "a daemon holding the pipes does not hold the call: it ends at the command's exit");
-	ok(count_sleeps("3603") == 1, "the daemon itself is left running (it ends with the session)");
+	ok(sleeps_reach("3603", 1), "the daemon itself is left running (it ends with the session)");
 	ows_run_result_free(r);
 }
 
