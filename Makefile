@@ -273,6 +273,12 @@ $(WIN_OUT)/owsandbox.dll: $(WIN_OUT)/owsandbox.def $(WIN_LIB_OBJS)
 	$(WIN_CC) $(WIN_CFLAGS) -shared -static-libgcc -o $@ $(WIN_OUT)/owsandbox.def $(WIN_LIB_OBJS) \
 		-Wl,--out-implib,$(WIN_OUT)/libowsandbox.dll.a $(WIN_LIBS)
 
+# test/win/dll.c: the header's function names, to look each up in the DLL.
+$(WIN_OUT)/test/ows_exports.h: $(WIN_OUT)/owsandbox.def
+	sed -n 's/^\(ows_[a-z0-9_]*\)$$/"\1",/p' $< >$@
+$(WIN_OUT)/test/dll.exe: $(WIN_OUT)/test/ows_exports.h $(WIN_OUT)/owsandbox.dll
+$(WIN_OUT)/test/dll.exe: WIN_CPPFLAGS += -I$(WIN_OUT)/test -DOWSTEST_VERSION='"$(VERSION)"'
+
 $(WIN_OUT)/test/%.exe: test/win/%.c test/win/wtap.h $(WIN_OUT)/libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(WIN_CC) $(WIN_CPPFLAGS) -Itest/win $(WIN_CFLAGS) -o $@ $< $(WIN_OUT)/libowsandbox.a $(WIN_LIBS)
