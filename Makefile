@@ -278,6 +278,9 @@ $(WIN_OUT)/test/ows_exports.h: $(WIN_OUT)/owsandbox.def
 	sed -n 's/^\(ows_[a-z0-9_]*\)$$/"\1",/p' $< >$@
 $(WIN_OUT)/test/dll.exe: $(WIN_OUT)/test/ows_exports.h $(WIN_OUT)/owsandbox.dll
 $(WIN_OUT)/test/dll.exe: WIN_CPPFLAGS += -I$(WIN_OUT)/test -DOWSTEST_VERSION='"$(VERSION)"'
+# test/win/cli.c runs owsbx.exe.
+$(WIN_OUT)/test/cli.exe: $(WIN_OUT)/owsbx.exe
+$(WIN_OUT)/test/cli.exe: WIN_CPPFLAGS += -DOWSTEST_VERSION='"$(VERSION)"'
 
 $(WIN_OUT)/test/%.exe: test/win/%.c test/win/wtap.h $(WIN_OUT)/libowsandbox.a
 	@mkdir -p $(dir $@)
