@@ -278,6 +278,8 @@ $(WIN_OUT)/test/ows_exports.h: $(WIN_OUT)/owsandbox.def
 	sed -n 's/^\(ows_[a-z0-9_]*\)$$/"\1",/p' $< >$@
 $(WIN_OUT)/test/dll.exe: $(WIN_OUT)/test/ows_exports.h $(WIN_OUT)/owsandbox.dll
 $(WIN_OUT)/test/dll.exe: WIN_CPPFLAGS += -I$(WIN_OUT)/test -DOWSTEST_VERSION='"$(VERSION)"'
+# test/win/stdio.c runs the runner.
+$(WIN_OUT)/test/stdio.exe: $(WIN_OUT)/owsbx-runner.exe
 # test/win/cli.c runs owsbx.exe.
 $(WIN_OUT)/test/cli.exe: $(WIN_OUT)/owsbx.exe
 $(WIN_OUT)/test/cli.exe: WIN_CPPFLAGS += -DOWSTEST_VERSION='"$(VERSION)"'
