@@ -278,6 +278,12 @@ $(WIN_OUT)/test/ows_exports.h: $(WIN_OUT)/owsandbox.def
 	sed -n 's/^\(ows_[a-z0-9_]*\)$$/"\1",/p' $< >$@
 $(WIN_OUT)/test/dll.exe: $(WIN_OUT)/test/ows_exports.h $(WIN_OUT)/owsandbox.dll
 $(WIN_OUT)/test/dll.exe: WIN_CPPFLAGS += -I$(WIN_OUT)/test -DOWSTEST_VERSION='"$(VERSION)"'
+# test/win/implib.c links the DLL through its import library, not the static one.
+$(WIN_OUT)/test/implib.exe: test/win/implib.c test/win/wtap.h $(WIN_OUT)/owsandbox.dll
+	@mkdir -p $(dir $@)
+	$(WIN_CC) $(WIN_CPPFLAGS) -Itest/win -DOWSTEST_VERSION='"$(VERSION)"' $(WIN_CFLAGS) -o $@ $< \
+		-L$(WIN_OUT) -lowsandbox
+
 # test/win/stdio.c runs the runner.
 $(WIN_OUT)/test/stdio.exe: $(WIN_OUT)/owsbx-runner.exe
 # test/win/cli.c runs owsbx.exe.
