@@ -229,6 +229,7 @@ WIN_TEST_BINS = $(WIN_TEST_SRCS:test/win/%.c=$(WIN_OUT)/test/%.exe)
 
 .PHONY: windows windows-deps windows-check
 windows: $(WIN_OUT)/libowsandbox.a $(WIN_OUT)/owsbx-runner.exe $(WIN_TEST_BINS)
+windows: $(WIN_OUT)/owsbx.exe $(WIN_OUT)/owsandbox.dll
 
 windows-deps:
 	scripts/windows-deps.sh
@@ -252,6 +253,42 @@ $(WIN_OUT)/libowsandbox.a: $(WIN_LIB_OBJS)
 # environment from a file (never the command line) and runs the command.
 $(WIN_OUT)/owsbx-runner.exe: $(WIN_OUT)/cli/win/runner.o
 	$(WIN_CC) $(WIN_CFLAGS) -municode -o $@ $<
+
+# owsbx.exe: the Linux CLI's files, with cli/win/os.c for what differs (cli/os.h).
+WIN_CLI_OBJS = $(addprefix $(WIN_OUT)/cli/,main.o args.o win/os.o)
+$(WIN_CLI_OBJS): WIN_CPPFLAGS += -Icli
+$(WIN_CLI_OBJS): $(wildcard cli/*.h)
+$(WIN_OUT)/owsbx.exe: $(WIN_CLI_OBJS) $(WIN_OUT)/libowsandbox.a
+	$(WIN_CC) $(WIN_CFLAGS) -municode -o $@ $(WIN_CLI_OBJS) $(WIN_OUT)/libowsandbox.a $(WIN_LIBS)
+
+# owsandbox.dll for hosts that load it at run time (Python's ctypes) or link it
+# (libowsandbox.dll.a, the import library): the same objects, exporting exactly
+# the header's OWS_API functions, listed in a .def file made from the header as
+# test/sh/shared.sh lists them (test/win/dll.sh compares the export table).
+$(WIN_OUT)/owsandbox.def: include/owsandbox.h
+	@mkdir -p $(dir $@)
+	{ echo 'LIBRARY owsandbox.dll'; echo EXPORTS; \
+	  sed -n 's/^OWS_API [^(]*[ *]\([a-z_][a-z0-9_]*\)(.*/\1/p' $< | sort -u; } >$@
+$(WIN_OUT)/owsandbox.dll: $(WIN_OUT)/owsandbox.def $(WIN_LIB_OBJS)
+	$(WIN_CC) $(WIN_CFLAGS) -shared -static-libgcc -o $@ $(WIN_OUT)/owsandbox.def $(WIN_LIB_OBJS) \
+		-Wl,--out-implib,$(WIN_OUT)/libowsandbox.dll.a $(WIN_LIBS)
+
+# test/win/dll.c: the header's function names, to look each up in the DLL.
+$(WIN_OUT)/test/ows_exports.h: $(WIN_OUT)/owsandbox.def
+	sed -n 's/^\(ows_[a-z0-9_]*\)$$/"\1",/p' $< >$@
+$(WIN_OUT)/test/dll.exe: $(WIN_OUT)/test/ows_exports.h $(WIN_OUT)/owsandbox.dll
+$(WIN_OUT)/test/dll.exe: WIN_CPPFLAGS += -I$(WIN_OUT)/test -DOWSTEST_VERSION='"$(VERSION)"'
+# test/win/implib.c links the DLL through its import library, not the static one.
+$(WIN_OUT)/test/implib.exe: test/win/implib.c test/win/wtap.h $(WIN_OUT)/owsandbox.dll
+	@mkdir -p $(dir $@)
+	$(WIN_CC) $(WIN_CPPFLAGS) -Itest/win -DOWSTEST_VERSION='"$(VERSION)"' $(WIN_CFLAGS) -o $@ $< \
+		-L$(WIN_OUT) -lowsandbox
+
+# test/win/stdio.c runs the runner.
+$(WIN_OUT)/test/stdio.exe: $(WIN_OUT)/owsbx-runner.exe
+# test/win/cli.c runs owsbx.exe.
+$(WIN_OUT)/test/cli.exe: $(WIN_OUT)/owsbx.exe
+$(WIN_OUT)/test/cli.exe: WIN_CPPFLAGS += -DOWSTEST_VERSION='"$(VERSION)"'
 
 $(WIN_OUT)/test/%.exe: test/win/%.c test/win/wtap.h $(WIN_OUT)/libowsandbox.a
 	@mkdir -p $(dir $@)
@@ -278,7 +315,7 @@ MAC_SHARED_SRCS = lib/linux/platform_posix.c lib/linux/netio_posix.c lib/linux/r
 MAC_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/darwin/*.c) $(wildcard lib/openshell/*.c)) \
 	       $(MAC_SHARED_SRCS)
 MAC_TEST_SRCS = $(sort $(wildcard test/darwin/*.c))
-MAC_CLI_SRCS = cli/main.c cli/args.c
+MAC_CLI_SRCS = cli/main.c cli/args.c cli/os_posix.c
 MAC_CPPFLAGS = -Iinclude -Ilib -Ilib/darwin -Ilib/win/inih
 MAC_CFLAGS = -std=c11 $(WARN) -O2 -g -fvisibility=hidden
 MAC_LIBS = -ljansson -lmbedcrypto

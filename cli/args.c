@@ -354,9 +354,12 @@ static int apply(owsbx_args *a, const pending *p, ows_error *err)
 		if (!eq || eq == p->val)
 			return usage_error(err, p->val, NULL, "--env takes NAME=VALUE");
 		/* The whole name, however long: the library judges it, not a buffer's size. */
-		char *name = strndup(p->val, (size_t)(eq - p->val));
+		size_t len = (size_t)(eq - p->val);
+		char *name = malloc(len + 1); /* not strndup: Windows' C library has none */
 		if (!name)
 			return usage_error(err, NULL, NULL, "out of memory");
+		memcpy(name, p->val, len);
+		name[len] = '\0';
 		rc = ows_policy_set_env(a->policy, name, eq + 1, err);
 		free(name);
 	} else if (strcmp(p->opt, "--allow-site") == 0) {

@@ -4,13 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
 #include "args.h"
+#include "os.h"
 
 static volatile sig_atomic_t pending_signal;
 
@@ -73,15 +72,12 @@ static int cmd_run(owsbx_args *a, ows_config *config)
 		return open_status(rc);
 	}
 	/* A signal to owsbx ends the command, then the session: nothing stays behind. */
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	owsbx_os_catch_signals(on_signal);
 
 	ows_spawn_options opts;
 	ows_spawn_options_init(&opts);
 	/* The command starts where the person is, when that is inside a session folder. */
-	char *here = getcwd(NULL, 0);
+	char *here = owsbx_os_getcwd();
 	const char *cwd = ows_session_cwd_for(s, here);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -222,21 +218,6 @@ static bool confirm(const char *question)
 	return line[0] == 'y' || line[0] == 'Y';
 }
 
-/* The built launcher beside this owsbx, when there is one and none was named. */
-static char *default_launcher_source(void)
-{
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 32);
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	char *slash = strrchr(self, '/');
-	if (!slash)
-		return NULL;
-	strcpy(slash + 1, "owsbx-launch");
-	return access(self, R_OK) == 0 ? strdup(self) : NULL;
-}
-
 /* The openshell provider's setup: each step is printed as it is made (docker's own progress
  * for the image); Ctrl-C cancels the download. */
 static int provider_setup(owsbx_args *a, ows_config *config, ows_setup_options *so)
@@ -319,9 +300,13 @@ static int machine_status(owsbx_args *a, ows_config *config)
 		json_array_foreach(json_object_get(j, "rows"), i, r) {
 			const char *state = json_string_value(json_object_get(r, "state"));
 			const char *fix = json_string_value(json_object_get(r, "fix"));
+			/* The Windows rows say what is looked for ("what") where Linux's say what was
+			 * found ("detail"). */
+			const char *detail = json_string_value(json_object_get(r, "detail"));
+			if (!detail)
+				detail = json_string_value(json_object_get(r, "what"));
 			printf("%-5s %-16s %s\n", strcmp(state, "ok") == 0 ? "ok" : strcmp(state, "fail") == 0 ? "FAIL" : "skip",
-			       json_string_value(json_object_get(r, "item")),
-			       json_string_value(json_object_get(r, "detail")));
+			       json_string_value(json_object_get(r, "item")), detail ? detail : "");
 			if (fix)
 				printf("      fix: %s\n", fix);
 			/* openshell's rows: the command to run apart from a note and a link. */
@@ -383,7 +368,7 @@ static int cmd_machine(owsbx_args *a, ows_config *config)
 	ows_setup_options_init(&so);
 	so.for_user = a->for_user;
 	so.progress = on_progress;
-	char *source = a->launcher_source ? NULL : default_launcher_source();
+	char *source = a->launcher_source ? NULL : owsbx_os_beside_self("owsbx-launch");
 	so.launcher_source = a->launcher_source ? a->launcher_source : source;
 	const char *v = a->machine_verb;
 	if (strcmp(v, "setup") == 0) {
@@ -396,7 +381,7 @@ static int cmd_machine(owsbx_args *a, ows_config *config)
 	if (strcmp(v, "status") == 0)
 		return machine_status(a, config);
 	if (strcmp(v, "remove") == 0) {
-		if (geteuid() == 0 && !a->yes &&
+		if (owsbx_os_is_admin() && !a->yes &&
 		    !confirm("Remove the sandbox setup: undo what the setup record says?"))
 			return 1;
 		rc = ows_machine_remove(config, &so, &err);
@@ -412,26 +397,14 @@ static int cmd_machine(owsbx_args *a, ows_config *config)
 	return 0;
 }
 
-/*
- * A proxy of its own serves many tunnels (up to six descriptors each): as
- * its host, owsbx raises its soft descriptor limit to the hard one, as any
- * host that wants more may; the library itself never does.
- */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 /* The proxy in the foreground: the port on stdout, refusals on stderr. */
 static int cmd_proxy(const owsbx_args *a)
 {
 	ows_error err;
 	ows_error_clear(&err);
-	raise_nofile();
+	/* Many tunnels, up to six descriptors each: as the proxy's host, owsbx raises its
+	 * descriptor limit, as any host that wants more may; the library itself never does. */
+	owsbx_os_raise_nofile();
 	ows_proxy_options po;
 	ows_proxy_options_init(&po);
 	po.port = a->port;
@@ -454,11 +427,8 @@ static int cmd_proxy(const owsbx_args *a)
 		ows_proxy_stop(px);
 		return OWSBX_EXIT_USAGE;
 	}
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	owsbx_os_catch_signals(on_signal);
+	owsbx_os_ignore_sigpipe();
 	printf("%d\n", ows_proxy_port(px));
 	fflush(stdout);
 	fprintf(stderr, "owsbx proxy: listening on 127.0.0.1:%d; HTTPS_PROXY=http://127.0.0.1:%d\n",
@@ -466,7 +436,7 @@ static int cmd_proxy(const owsbx_args *a)
 	/* Refusals as they happen, so the person sees what to allow. */
 	int64_t since = 0;
 	while (!pending_signal) {
-		usleep(200 * 1000);
+		owsbx_os_sleep_ms(200);
 		char *json = NULL;
 		if (ows_proxy_blocked_json(px, since, &json, NULL) == 0) {
 			json_t *arr = json_loads(json, 0, NULL);
@@ -501,7 +471,7 @@ static int cmd_connect(const owsbx_args *a)
 		fprintf(stderr, "owsbx: not a proxy address (want 127.0.0.1:PORT): %s\n", a->proxy_addr);
 		return OWSBX_EXIT_USAGE;
 	}
-	signal(SIGPIPE, SIG_IGN);
+	owsbx_os_ignore_sigpipe();
 	if (ows_proxy_tunnel(host, port, a->connect_host, a->connect_port, 0, 1, &err) < 0) {
 		print_error(&err);
 		return 1;
@@ -524,7 +494,7 @@ static int cmd_apparmor(const owsbx_args *a)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
-int main(int argc, char **argv)
+int owsbx_main(int argc, char **argv)
 {
 	owsbx_args a;
 	ows_error err;

@@ -6,8 +6,11 @@
  *   owsbx-runner.exe REQUEST_FILE
  *
  * The request is a file in the session's private folder, UTF-16, fields
- * separated by NUL: the working folder, the command line, then the
- * environment entries, then an empty field.  The environment therefore
+ * separated by NUL: the standard streams, the working folder, the command
+ * line, then the environment entries, then an empty field.  The streams
+ * field is three handle values in hex, "IN OUT ERR", that the host
+ * duplicated into this process (inheritable) while it was suspended, since
+ * handles are not inherited across a logon; empty, the runner's own.  The environment therefore
  * never appears on a command line (CreateProcessWithLogonW's is limited to
  * 1024 characters and visible to every process).  The runner reads it,
  * deletes it, starts the command with exactly that environment (it
@@ -57,6 +60,22 @@ static int prove(const wchar_t *const *items, size_t n)
 	return failed;
 }
 
+/* "IN OUT ERR", handle values in hex, each a handle this process holds. */
+static bool parse_streams(const wchar_t *field, HANDLE std[3])
+{
+	const wchar_t *p = field;
+	for (int i = 0; i < 3; i++) {
+		wchar_t *end;
+		unsigned long long v = wcstoull(p, &end, 16);
+		DWORD flags;
+		if (end == p || v == 0 || !GetHandleInformation((HANDLE)(uintptr_t)v, &flags))
+			return false;
+		std[i] = (HANDLE)(uintptr_t)v;
+		p = end;
+	}
+	return *p == L'\0';
+}
+
 int wmain(int argc, wchar_t **argv);
 int wmain(int argc, wchar_t **argv)
 {
@@ -90,21 +109,25 @@ int wmain(int argc, wchar_t **argv)
 		if (buf[i - 1] == L'\0' && i < nw && buf[i] == L'\0')
 			break;
 	}
-	if (nf < 2)
+	if (nf < 3)
 		return 125;
-	const wchar_t *cwd = fields[0];
-	if (wcscmp(fields[1], L"?prove") == 0)
-		return prove(fields + 2, nf - 2);
+	HANDLE std[3];
+	bool handed = *fields[0] != L'\0';
+	if (handed && !parse_streams(fields[0], std))
+		return 125;
+	const wchar_t *cwd = fields[1];
+	if (wcscmp(fields[2], L"?prove") == 0)
+		return prove(fields + 3, nf - 3);
 	/* The environment block: the entries as they are, ending in an empty one. */
-	const wchar_t *env = nf > 2 ? fields[2] : L"\0";
-	wchar_t *line = _wcsdup(fields[1]);
+	const wchar_t *env = nf > 3 ? fields[3] : L"\0";
+	wchar_t *line = _wcsdup(fields[2]);
 	STARTUPINFOW si;
 	memset(&si, 0, sizeof(si));
 	si.cb = sizeof(si);
 	si.dwFlags = STARTF_USESTDHANDLES;
-	si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
-	si.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
-	si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+	si.hStdInput = handed ? std[0] : GetStdHandle(STD_INPUT_HANDLE);
+	si.hStdOutput = handed ? std[1] : GetStdHandle(STD_OUTPUT_HANDLE);
+	si.hStdError = handed ? std[2] : GetStdHandle(STD_ERROR_HANDLE);
 	PROCESS_INFORMATION pi;
 	if (!line || !CreateProcessW(NULL, line, NULL, NULL, TRUE, CREATE_UNICODE_ENVIRONMENT,
 				     (void *)env, *cwd ? cwd : NULL, &si, &pi)) {
@@ -112,6 +135,9 @@ int wmain(int argc, wchar_t **argv)
 		return 127;
 	}
 	CloseHandle(pi.hThread);
+	/* The command holds the streams now: its end of a pipe closes when it exits. */
+	for (int i = 0; handed && i < 3; i++)
+		CloseHandle(std[i]);
 	WaitForSingleObject(pi.hProcess, INFINITE);
 	DWORD code = 1;
 	GetExitCodeProcess(pi.hProcess, &code);

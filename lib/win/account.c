@@ -79,35 +79,65 @@ static int grant(win_impl *w, ows_session *s, const ows_config *c, const char *p
 	return 0;
 }
 
-/* Writes a request for the runner: cwd, command line, entries, each NUL-ended, then NUL. */
-/* Named by the proc's id (0: the proof): unique in the session, also for spawns on several threads. */
-static int write_request(win_impl *w, uint32_t id, const wchar_t *cwd, const wchar_t *line,
-			 const wchar_t *entries, wchar_t *path_out, ows_error *err)
+/* The streams' values in the runner, as the request's first field ("" for none). */
+static bool hand_over_streams(HANDLE runner, const HANDLE std[3], wchar_t *field, size_t len)
 {
-	swprintf(path_out, MAX_PATH, L"%hs\\req-%u.bin", w->private_dir, (unsigned)id);
-	HANDLE h = CreateFileW(path_out, GENERIC_WRITE, 0, NULL, CREATE_NEW, 0, NULL);
+	HANDLE remote[3] = {NULL, NULL, NULL};
+	for (int i = 0; i < 3; i++) {
+		/* Inheritable in the runner, so that the command it starts inherits them. */
+		if (!DuplicateHandle(GetCurrentProcess(), std[i], runner, &remote[i], 0, TRUE,
+				     DUPLICATE_SAME_ACCESS))
+			return false;
+	}
+	swprintf(field, len, L"%llx %llx %llx", (unsigned long long)(uintptr_t)remote[0],
+		 (unsigned long long)(uintptr_t)remote[1], (unsigned long long)(uintptr_t)remote[2]);
+	return true;
+}
+
+int ows__win_runner_request(HANDLE runner, const HANDLE std[3], const wchar_t *path,
+			    const wchar_t *cwd, const wchar_t *line, const wchar_t *entries,
+			    ows_error *err)
+{
+	wchar_t streams[64] = L"";
+	if (std && !hand_over_streams(runner, std, streams, 64))
+		return ows__fail_win(err, OWS_ESPAWN, GetLastError(), "DuplicateHandle", NULL,
+				     "cannot pass the standard streams to the runner");
+	HANDLE h = CreateFileW(path, GENERIC_WRITE, 0, NULL, CREATE_NEW, 0, NULL);
 	if (h == INVALID_HANDLE_VALUE)
-		return ows__fail_win(err, OWS_ESPAWN, GetLastError(), w->private_dir, NULL,
+		return ows__fail_win(err, OWS_ESPAWN, GetLastError(), "the runner's request", NULL,
 				     "cannot write the command's request");
 	size_t elen = 0;
 	while (entries && entries[elen])
 		elen += wcslen(entries + elen) + 1;
 	DWORD n;
-	BOOL ok = WriteFile(h, cwd, (DWORD)((wcslen(cwd) + 1) * 2), &n, NULL) &&
+	BOOL ok = WriteFile(h, streams, (DWORD)((wcslen(streams) + 1) * 2), &n, NULL) &&
+		  WriteFile(h, cwd, (DWORD)((wcslen(cwd) + 1) * 2), &n, NULL) &&
 		  WriteFile(h, line, (DWORD)((wcslen(line) + 1) * 2), &n, NULL) &&
 		  (!elen || WriteFile(h, entries, (DWORD)(elen * 2), &n, NULL)) &&
 		  WriteFile(h, L"\0", 2, &n, NULL);
+	DWORD e = GetLastError();
 	CloseHandle(h);
-	if (!ok)
-		return ows__fail_win(err, OWS_ESPAWN, GetLastError(), w->private_dir, NULL,
+	if (!ok) {
+		DeleteFileW(path);
+		return ows__fail_win(err, OWS_ESPAWN, e, "the runner's request", NULL,
 				     "cannot write the command's request");
+	}
 	return 0;
 }
 
-/* The runner as the account, suspended, in the job, resumed. */
-static int start_runner(win_impl *w, const wchar_t *req, const wchar_t *cwd, HANDLE *proc,
-			DWORD *pid, ows_error *err)
+/*
+ * The runner as the account, suspended, in the job; then its request (named by
+ * the proc's id, 0 for the proof: unique in the session, also for spawns on
+ * several threads) with the command's streams duplicated into it, since
+ * handles are not inherited across a logon; then resumed.  stdio NULL: the
+ * runner's own streams (the proof's).
+ */
+static int start_runner(win_impl *w, uint32_t id, const wchar_t *cwd, const wchar_t *cmdline,
+			const wchar_t *entries, const int *stdio, HANDLE *proc, DWORD *pid,
+			ows_error *err)
 {
+	wchar_t req[MAX_PATH];
+	swprintf(req, MAX_PATH, L"%hs\\req-%u.bin", w->private_dir, (unsigned)id);
 	wchar_t line[2 * MAX_PATH + 8];
 	swprintf(line, sizeof(line) / sizeof(line[0]), L"\"%ls\" \"%ls\"", w->runner, req);
 	wchar_t desk[96];
@@ -130,13 +160,26 @@ static int start_runner(win_impl *w, const wchar_t *req, const wchar_t *cwd, HAN
 	if (!ok || !pi.hProcess)
 		return ows__fail_win(err, OWS_ESPAWN, e, "CreateProcessWithLogonW",
 				     OWS__WIN_SETUP_HINT, "cannot start the runner as the sandbox account");
-	if (!AssignProcessToJobObject(w->base.job, pi.hProcess)) {
-		e = GetLastError();
+	int rc = 0;
+	if (!AssignProcessToJobObject(w->base.job, pi.hProcess))
+		rc = ows__fail_win(err, OWS_ESPAWN, GetLastError(), "AssignProcessToJobObject", NULL,
+				   "cannot put the runner in the session's job");
+	HANDLE std[3] = {INVALID_HANDLE_VALUE, INVALID_HANDLE_VALUE, INVALID_HANDLE_VALUE};
+	for (int i = 0; rc == 0 && stdio && i < 3; i++)
+		if ((std[i] = ows__win_std_handle(stdio[i], (DWORD)i)) == INVALID_HANDLE_VALUE)
+			rc = ows__fail_win(err, OWS_ESPAWN, GetLastError(), "stdio", NULL,
+					   "cannot pass a standard stream to the command");
+	if (rc == 0)
+		rc = ows__win_runner_request(pi.hProcess, stdio ? std : NULL, req, cwd, cmdline,
+					     entries, err);
+	for (int i = 0; i < 3; i++)
+		if (std[i] != INVALID_HANDLE_VALUE)
+			CloseHandle(std[i]);
+	if (rc < 0) {
 		TerminateProcess(pi.hProcess, 1);
 		CloseHandle(pi.hThread);
 		CloseHandle(pi.hProcess);
-		return ows__fail_win(err, OWS_ESPAWN, e, "AssignProcessToJobObject", NULL,
-				     "cannot put the runner in the session's job");
+		return rc;
 	}
 	ResumeThread(pi.hThread);
 	CloseHandle(pi.hThread);
@@ -166,13 +209,12 @@ static int prove(win_impl *w, ows_session *s, const ows_policy *p, const char *h
 	if (home)
 		n += (size_t)swprintf(entries + n, cap - n, L"-r %hs", home) + 1;
 	entries[n] = L'\0';
-	wchar_t req[MAX_PATH], cwd[MAX_PATH];
+	wchar_t cwd[MAX_PATH];
 	swprintf(cwd, MAX_PATH, L"%hs", w->private_dir);
 	HANDLE h = NULL;
-	int rc = write_request(w, 0 /* no proc has id 0 */, cwd, L"?prove", entries, req, err);
+	int rc = start_runner(w, 0 /* no proc has id 0 */, cwd, L"?prove", entries, NULL, &h, NULL,
+			      err);
 	free(entries);
-	if (rc == 0)
-		rc = start_runner(w, req, cwd, &h, NULL, err);
 	ows__check chk = {.name = "proof from inside", .passed = 0};
 	if (rc == 0) {
 		DWORD code = 1;
@@ -301,18 +343,16 @@ static int windows_spawn(ows_session *s, ows_proc *proc, const char *const argv[
 			 char *const envp[], const char *cwd, const int stdio[3], ows_error *err)
 {
 	win_impl *w = s->impl;
-	(void)stdio; /* handles do not cross a logon: the runner uses its console's */
 	wchar_t *line = ows__win_cmdline(argv, err);
 	wchar_t *env = line ? ows__win_envblock(envp, err) : NULL;
 	wchar_t *wcwd = cwd ? ows__wide(cwd) : NULL;
-	wchar_t req[MAX_PATH];
+	static const int no_stdio[3] = {OWS_STDIO_NULL, OWS_STDIO_NULL, OWS_STDIO_NULL};
 	HANDLE h = NULL;
 	DWORD pid = 0;
 	int rc = line && env && wcwd ? 0 : (err && err->code ? err->code : OWS_ENOMEM);
 	if (rc == 0)
-		rc = write_request(w, proc->id, wcwd, line, env, req, err);
-	if (rc == 0)
-		rc = start_runner(w, req, wcwd, &h, &pid, err);
+		rc = start_runner(w, proc->id, wcwd, line, env, stdio ? stdio : no_stdio, &h, &pid,
+				  err);
 	if (rc == 0) {
 		proc->pid = (int)pid;
 		rc = ows__win_proc_put(s, proc, h, err);

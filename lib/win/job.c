@@ -178,8 +178,7 @@ out:
 	return block;
 }
 
-/* An inheritable duplicate of C descriptor fd, or of NUL. */
-static HANDLE std_handle(int fd, DWORD which)
+HANDLE ows__win_std_handle(int fd, DWORD which)
 {
 	HANDLE src, dup = NULL;
 	if (fd == OWS_STDIO_NULL) {
@@ -210,7 +209,7 @@ int ows__win_spawn_in_job(HANDLE job, const char *const argv[], char *const envp
 		goto out;
 	}
 	for (int i = 0; i < 3; i++) {
-		std[i] = std_handle(stdio ? stdio[i] : OWS_STDIO_NULL, (DWORD)i);
+		std[i] = ows__win_std_handle(stdio ? stdio[i] : OWS_STDIO_NULL, (DWORD)i);
 		if (std[i] == INVALID_HANDLE_VALUE) {
 			rc = ows__fail_win(err, OWS_ESPAWN, GetLastError(), "stdio", NULL,
 					   "cannot pass a standard stream to the command");

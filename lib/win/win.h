@@ -50,6 +50,17 @@ OWS__HIDDEN int ows__job_create(const ows_policy *policy, HANDLE *out, ows_error
 OWS__HIDDEN wchar_t *ows__win_cmdline(const char *const argv[], ows_error *err);
 /* A UTF-16 environment block, sorted as CreateProcess wants it; caller frees. */
 OWS__HIDDEN wchar_t *ows__win_envblock(char *const envp[], ows_error *err);
+/* An inheritable duplicate of C descriptor fd (OWS_STDIO_NULL: NUL for stream `which`). */
+OWS__HIDDEN HANDLE ows__win_std_handle(int fd, DWORD which);
+/*
+ * The runner's request (cli/win/runner.c) at `path`: the three streams
+ * (std, each duplicated into the suspended `runner`, so that they cross the
+ * logon; NULL: the runner's own), cwd, the command line, then the
+ * environment entries.  The caller resumes the runner; on failure it ends it.
+ */
+OWS__HIDDEN int ows__win_runner_request(HANDLE runner, const HANDLE std[3], const wchar_t *path,
+					const wchar_t *cwd, const wchar_t *line,
+					const wchar_t *entries, ows_error *err);
 /*
  * Starts argv suspended, assigns it to `job`, resumes it.  stdio are C
  * descriptors (OWS_STDIO_NULL for NUL).  On failure nothing runs.

@@ -9,8 +9,9 @@ A Python host for libowsandbox, with nothing but ctypes::
         print(r.returncode, r.text, r.blocked)
 
 The shared library is loaded on first use: OWSANDBOX_LIB names it, else the
-checkout's build tree (`make shared`), else the system's libowsandbox.so.0.2
-(`make install`).  Failures raise owsandbox.Error with what failed, where,
+checkout's build tree (`make shared`; on Windows `make windows`'s
+build/win/owsandbox.dll), else the system's libowsandbox.so.0.2 (`make
+install`; on Windows owsandbox.dll on PATH).  Failures raise owsandbox.Error with what failed, where,
 and the one thing to do about it.
 """
 from ._native import SONAME, Code, Error

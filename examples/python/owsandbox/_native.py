@@ -18,6 +18,17 @@ ABI_MAJOR, ABI_MINOR = 0, 2
 SONAME = "libowsandbox.so.%d.%d" % (ABI_MAJOR, ABI_MINOR) if ABI_MAJOR == 0 \
     else "libowsandbox.so.%d" % ABI_MAJOR
 
+# Where the build puts the library, relative to the checkout, and the name the
+# system's loader knows it by.  On Windows `make windows` builds
+# build/win/owsandbox.dll, whose ABI check is the version call below (a DLL has
+# no soname); installed, it is found on PATH or beside python.exe.
+if os.name == "nt":
+    BUILT = os.path.join("build", "win", "owsandbox.dll")
+    SYSTEM_NAME = "owsandbox.dll"
+else:
+    BUILT = "libowsandbox.so"
+    SYSTEM_NAME = SONAME
+
 
 class Code(enum.IntEnum):
     """The library's error codes (OWS_E* in owsandbox.h)."""
@@ -221,14 +232,15 @@ def _candidates() -> "list[str]":
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.normpath(os.path.join(here, "..", "..", ".."))
     if os.path.isfile(os.path.join(root, "include", "owsandbox.h")):
-        built = os.path.join(root, "libowsandbox.so")
+        built = os.path.join(root, BUILT)
         if os.path.isfile(built):
             found.append(built)
     # The system's (make install): this ABI's soname, else whichever
-    # ldconfig knows (refused below if its ABI is another).
-    found.append(SONAME)
+    # ldconfig knows (refused below if its ABI is another).  On Windows
+    # find_library searches PATH, which CDLL("owsandbox.dll") does not.
+    found.append(SYSTEM_NAME)
     system = ctypes.util.find_library("owsandbox")
-    if system and system != SONAME:
+    if system and system != SYSTEM_NAME:
         found.append(system)
     return found
 
