@@ -257,6 +257,13 @@ $(WIN_OUT)/test/%.exe: test/win/%.c test/win/wtap.h $(WIN_OUT)/libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(WIN_CC) $(WIN_CPPFLAGS) -Itest/win $(WIN_CFLAGS) -o $@ $< $(WIN_OUT)/libowsandbox.a $(WIN_LIBS)
 
+# The AppContainer test re-runs itself as the `owsbx exec` shim: it links the shim's function.
+$(WIN_OUT)/test/appcontainer.exe: test/win/appcontainer.c test/win/wtap.h $(WIN_OUT)/cli/win/exec.o \
+				  $(WIN_OUT)/libowsandbox.a
+	@mkdir -p $(dir $@)
+	$(WIN_CC) $(WIN_CPPFLAGS) -Icli/win -Itest/win $(WIN_CFLAGS) -o $@ $< $(WIN_OUT)/cli/win/exec.o \
+		$(WIN_OUT)/libowsandbox.a $(WIN_LIBS)
+
 # ------------------------------------------------------------------ macos
 # Cross-built with Zig's C compiler (`zig cc -target <arch>-macos`, which
 # carries macOS's libc headers and libSystem stubs), from the npm package
