@@ -109,7 +109,11 @@ static int marker_line(HANDLE h, const char *kind, const char *what, ows_error *
 static void undo_marker(const ac_api *a, char *text)
 {
 	PSID sid = NULL;
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+	/* By hand, not strtok: its state is the process's, and sessions open on several threads. */
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
 		char *sp = strchr(line, ' ');
 		if (!sp)
 			continue;
@@ -218,12 +222,12 @@ int ows__ac_profile_make(const wchar_t *name, PSID *sid, bool *made, ows_error *
 	int rc = api_get(&a, err);
 	if (rc < 0)
 		return rc;
-	*made = false;
 	HRESULT hr = a->create(name, name, L"owsandbox session", NULL, 0, sid);
+	/* The name holds the session id or the probe's pid: one already there is ours, left by a
+	 * host killed before its marker was written, and ours to delete too. */
 	if (hr == HRESULT_FROM_WIN32(ERROR_ALREADY_EXISTS))
-		hr = a->derive(name, sid); /* ours from a killed host the sweep missed */
-	else if (SUCCEEDED(hr))
-		*made = true;
+		hr = a->derive(name, sid);
+	*made = SUCCEEDED(hr);
 	if (FAILED(hr))
 		return ows__fail_win(err, OWS_ESETUP, (DWORD)hr, "CreateAppContainerProfile", NULL,
 				     "cannot create the session's AppContainer profile");
@@ -372,9 +376,15 @@ static int ac_open(ows_session *s, const ows_policy *policy, const ows_config *c
 	int rc = api_get(&a->api, err);
 	if (rc == 0)
 		rc = make_container(a, s, config, err);
-	for (size_t i = 0; rc == 0 && i < policy->nfolders; i++)
-		rc = grant(a, policy->folders[i].path,
-			   policy->folders[i].access == OWS_ACCESS_RW ? OWS__ACE_RW : OWS__ACE_RO, err);
+	/* The same rule as the windows provider: the person's home itself is never granted. */
+	char *home = ows__plat_home_dir();
+	for (size_t i = 0; rc == 0 && i < policy->nfolders; i++) {
+		const ows__folder *f = &policy->folders[i];
+		if ((rc = ows__check_folder_vs_home(f->path, home, err)) == 0)
+			rc = grant(a, f->path, f->access == OWS_ACCESS_RW ? OWS__ACE_RW : OWS__ACE_RO,
+				   err);
+	}
+	free(home);
 	if (rc == 0)
 		rc = make_private(a, s, policy, config, err);
 	if (rc == 0)

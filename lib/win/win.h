@@ -134,8 +134,9 @@ OWS__HIDDEN int ows__pipe_create(const wchar_t *name, const wchar_t *sddl, HANDL
 
 /*
  * Creates the AppContainer profile `name` (or takes the SID of one already
- * there, *made false); OWS_EUNSUPPORTED when userenv.dll lacks the profile
- * functions (Wine 8), OWS_ESETUP when creating it fails.  FreeSid(*sid).
+ * there: the names are the session's own); *made once it is there to
+ * delete.  OWS_EUNSUPPORTED when userenv.dll lacks the profile functions
+ * (Wine 8), OWS_ESETUP when creating it fails.  FreeSid(*sid).
  */
 OWS__HIDDEN int ows__ac_profile_make(const wchar_t *name, PSID *sid, bool *made, ows_error *err);
 OWS__HIDDEN void ows__ac_profile_drop(const wchar_t *name);
