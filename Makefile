@@ -255,7 +255,7 @@ $(WIN_OUT)/owsbx-runner.exe: $(WIN_OUT)/cli/win/runner.o
 	$(WIN_CC) $(WIN_CFLAGS) -municode -o $@ $<
 
 # owsbx.exe: the Linux CLI's files, with cli/win/os.c for what differs (cli/os.h).
-WIN_CLI_OBJS = $(addprefix $(WIN_OUT)/cli/,main.o args.o win/os.o)
+WIN_CLI_OBJS = $(addprefix $(WIN_OUT)/cli/,main.o args.o win/os.o win/exec.o)
 $(WIN_CLI_OBJS): WIN_CPPFLAGS += -Icli
 $(WIN_CLI_OBJS): $(wildcard cli/*.h)
 $(WIN_OUT)/owsbx.exe: $(WIN_CLI_OBJS) $(WIN_OUT)/libowsandbox.a
@@ -275,6 +275,7 @@ $(WIN_OUT)/owsandbox.dll: $(WIN_OUT)/owsandbox.def $(WIN_LIB_OBJS)
 
 # test/win/dll.c: the header's function names, to look each up in the DLL.
 $(WIN_OUT)/test/ows_exports.h: $(WIN_OUT)/owsandbox.def
+	@mkdir -p $(dir $@)
 	sed -n 's/^\(ows_[a-z0-9_]*\)$$/"\1",/p' $< >$@
 $(WIN_OUT)/test/dll.exe: $(WIN_OUT)/test/ows_exports.h $(WIN_OUT)/owsandbox.dll
 $(WIN_OUT)/test/dll.exe: WIN_CPPFLAGS += -I$(WIN_OUT)/test -DOWSTEST_VERSION='"$(VERSION)"'
@@ -293,6 +294,13 @@ $(WIN_OUT)/test/cli.exe: WIN_CPPFLAGS += -DOWSTEST_VERSION='"$(VERSION)"'
 $(WIN_OUT)/test/%.exe: test/win/%.c test/win/wtap.h $(WIN_OUT)/libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(WIN_CC) $(WIN_CPPFLAGS) -Itest/win $(WIN_CFLAGS) -o $@ $< $(WIN_OUT)/libowsandbox.a $(WIN_LIBS)
+
+# The AppContainer test re-runs itself as the `owsbx exec` shim: it links the shim's function.
+$(WIN_OUT)/test/appcontainer.exe: test/win/appcontainer.c test/win/wtap.h $(WIN_OUT)/cli/win/exec.o \
+				  $(WIN_OUT)/libowsandbox.a
+	@mkdir -p $(dir $@)
+	$(WIN_CC) $(WIN_CPPFLAGS) -Icli/win -Itest/win $(WIN_CFLAGS) -o $@ $< $(WIN_OUT)/cli/win/exec.o \
+		$(WIN_OUT)/libowsandbox.a $(WIN_LIBS)
 
 # ------------------------------------------------------------------ macos
 # Cross-built with Zig's C compiler (`zig cc -target <arch>-macos`, which

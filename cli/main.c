@@ -10,6 +10,9 @@
 
 #include "args.h"
 #include "os.h"
+#ifdef _WIN32
+#include "win/exec.h"
+#endif
 
 static volatile sig_atomic_t pending_signal;
 
@@ -496,6 +499,11 @@ static int cmd_apparmor(const owsbx_args *a)
 
 int owsbx_main(int argc, char **argv)
 {
+#ifdef _WIN32
+	/* spec 004's shim form, `owsbx exec POLICY.json -- argv`: exit codes of its own. */
+	if (argc > 1 && strcmp(argv[1], "exec") == 0)
+		return owsbx_exec(argc - 2, argv + 2);
+#endif
 	owsbx_args a;
 	ows_error err;
 	ows_error_clear(&err);

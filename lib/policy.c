@@ -51,7 +51,9 @@ void ows_policy_free(ows_policy *p)
 
 int ows_policy_set_provider(ows_policy *p, const char *name, ows_error *err)
 {
-	static const char *const known[] = {"landlock", "account", "direct", "openshell"};
+	/* appcontainer is Windows's (lib/win/appcontainer.c); elsewhere session open refuses it. */
+	static const char *const known[] = {"landlock", "account", "direct", "openshell",
+					    "appcontainer"};
 	if (!p)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "policy is NULL");
 	if (name) {
@@ -61,7 +63,7 @@ int ows_policy_set_provider(ows_policy *p, const char *name, ows_error *err)
 				break;
 		if (i == OWS__ARRAY_LEN(known))
 			return ows__fail(err, OWS_EINVAL, 0, name,
-					 "use one of: landlock, account, direct, openshell",
+					 "use one of: landlock, account, direct, openshell, appcontainer",
 					 "unknown provider");
 	}
 	char *copy = NULL;

@@ -220,6 +220,12 @@ out:
 	return rc;
 }
 
+/* The AppContainer provider's grants: a SID no account name stands for, not journaled. */
+int ows__acl_set_sid(const char *path, PSID sid, ows__ace_kind kind, ows_error *err)
+{
+	return set_entry(path, sid, kind, err);
+}
+
 static int acl_grant(const ows_config *config, const char *session_id, const char *account,
 		     const char *path, ows_access access, const char *home_root, ows_error *err)
 {

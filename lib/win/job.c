@@ -195,9 +195,36 @@ HANDLE ows__win_std_handle(int fd, DWORD which)
 	return dup;
 }
 
+/* A process asked for in an AppContainer is resumed only once its token says it is in one. */
+static int check_contained(HANDLE process, ows_error *err)
+{
+	HANDLE tok = NULL;
+	DWORD is_ac = 0, len = 0;
+	if (!OpenProcessToken(process, TOKEN_QUERY, &tok))
+		return ows__fail_win(err, OWS_EVERIFY, GetLastError(), "OpenProcessToken", NULL,
+				     "cannot read the command's token");
+	BOOL ok = GetTokenInformation(tok, TokenIsAppContainer, &is_ac, sizeof(is_ac), &len);
+	DWORD e = GetLastError();
+	CloseHandle(tok);
+	if (!ok)
+		return ows__fail_win(err, OWS_EVERIFY, e, "GetTokenInformation(TokenIsAppContainer)",
+				     NULL, "cannot tell whether the command runs in the AppContainer");
+	if (!is_ac)
+		return ows__fail(err, OWS_EVERIFY, 0, "TokenIsAppContainer", NULL,
+				 "the command started outside the AppContainer");
+	return 0;
+}
+
 int ows__win_spawn_in_job(HANDLE job, const char *const argv[], char *const envp[],
 			  const char *cwd, const int stdio[3], HANDLE *process, DWORD *pid,
 			  ows_error *err)
+{
+	return ows__win_spawn_contained(job, NULL, argv, envp, cwd, stdio, process, pid, err);
+}
+
+int ows__win_spawn_contained(HANDLE job, SECURITY_CAPABILITIES *caps, const char *const argv[],
+			     char *const envp[], const char *cwd, const int stdio[3],
+			     HANDLE *process, DWORD *pid, ows_error *err)
 {
 	int rc = 0;
 	HANDLE std[3] = {INVALID_HANDLE_VALUE, INVALID_HANDLE_VALUE, INVALID_HANDLE_VALUE};
@@ -218,9 +245,10 @@ int ows__win_spawn_in_job(HANDLE job, const char *const argv[], char *const envp
 	}
 	/* Only the three streams are inherited, nothing else the host holds. */
 	SIZE_T size = 0;
-	InitializeProcThreadAttributeList(NULL, 1, 0, &size);
+	DWORD nattrs = caps ? 2 : 1;
+	InitializeProcThreadAttributeList(NULL, nattrs, 0, &size);
 	LPPROC_THREAD_ATTRIBUTE_LIST attrs = malloc(size);
-	if (!attrs || !InitializeProcThreadAttributeList(attrs, 1, 0, &size)) {
+	if (!attrs || !InitializeProcThreadAttributeList(attrs, nattrs, 0, &size)) {
 		free(attrs);
 		rc = ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
 		goto out;
@@ -231,6 +259,14 @@ int ows__win_spawn_in_job(HANDLE job, const char *const argv[], char *const envp
 		nlist = 2;
 	UpdateProcThreadAttribute(attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, list,
 				  (SIZE_T)nlist * sizeof(HANDLE), NULL, NULL);
+	if (caps && !UpdateProcThreadAttribute(attrs, 0, PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES,
+					       caps, sizeof(*caps), NULL, NULL)) {
+		rc = ows__fail_win(err, OWS_ESETUP, GetLastError(), "UpdateProcThreadAttribute",
+				   NULL, "cannot ask for the AppContainer");
+		DeleteProcThreadAttributeList(attrs);
+		free(attrs);
+		goto out;
+	}
 	STARTUPINFOEXW si;
 	memset(&si, 0, sizeof(si));
 	si.StartupInfo.cb = sizeof(si);
@@ -260,6 +296,12 @@ int ows__win_spawn_in_job(HANDLE job, const char *const argv[], char *const envp
 		CloseHandle(pi.hProcess);
 		rc = ows__fail_win(err, OWS_ESPAWN, e, "AssignProcessToJobObject", NULL,
 				   "cannot put the command in the session's job");
+		goto out;
+	}
+	if (caps && (rc = check_contained(pi.hProcess, err)) < 0) {
+		TerminateProcess(pi.hProcess, 1);
+		CloseHandle(pi.hThread);
+		CloseHandle(pi.hProcess);
 		goto out;
 	}
 	ResumeThread(pi.hThread);

@@ -10,12 +10,14 @@
 
 extern const ows__provider ows__windows_provider;
 extern const ows__provider ows__direct_provider;
+extern const ows__provider ows__appcontainer_provider;
 
 const ows__provider *ows__provider_find(const char *name)
 {
 	static const ows__provider *const providers[] = {
 		&ows__windows_provider,
 		&ows__direct_provider,
+		&ows__appcontainer_provider,
 	};
 	for (size_t i = 0; name && i < OWS__ARRAY_LEN(providers); i++)
 		if (strcmp(providers[i]->name, name) == 0)
@@ -144,6 +146,52 @@ static void add(json_t *caps, const char *name, const char *status, const char *
 					      "why", why));
 }
 
+/* Spec 004's table for the appcontainer provider, as ows__ac_probe measured it. */
+/* A call that is not there is Wine's stub under Wine, and an older Windows elsewhere. */
+static const char *ac_status(ows__ac_result r)
+{
+	if (r == OWS__AC_MISSING && ows__win_is_wine())
+		return "not provable here";
+	return r == OWS__AC_OK ? "enforced" : "unavailable";
+}
+
+static void add_ac(json_t *caps, const char *name, ows__ac_result r, const char *how,
+		   const char *why)
+{
+	char text[320];
+	snprintf(text, sizeof(text), "%s%s%s", how, r == OWS__AC_OK ? "" : ": ",
+		 r == OWS__AC_OK ? "" : why);
+	add(caps, name, ac_status(r), text);
+}
+
+static void add_appcontainer(json_t *caps)
+{
+	ows__ac_measure m;
+	ows__ac_probe(&m);
+	ows__ac_result fs = m.profile == OWS__AC_OK ? m.token : m.profile;
+	add_ac(caps, "appcontainer.profile", m.profile, "one AppContainer profile per session",
+	       m.why);
+	add_ac(caps, "appcontainer.token", m.token,
+	       "a probe child started in the container has TokenIsAppContainer", m.why);
+	/* These follow from the token; the report does not probe a folder or a pipe itself. */
+	add_ac(caps, "appcontainer.files.session_folders", fs,
+	       "an inheritable entry for the container's SID per session folder (follows from "
+	       "the AppContainer token; not probed by the report)", m.why);
+	add_ac(caps, "appcontainer.ipc", fs,
+	       "AppContainer object isolation (follows from the token; not probed by the report)",
+	       m.why);
+	add_ac(caps, "appcontainer.network.none", m.network, "no network capability", m.why);
+	add_ac(caps, "appcontainer.network.open", m.network,
+	       "internetClient; loopback isolation keeps it off loopback", m.why);
+	add(caps, "appcontainer.network.allowlist", "unavailable",
+	    "needs an elevated helper to exempt the container for the proxy's port; not built");
+	add_ac(caps, "appcontainer.processes.end_with_session", m.started,
+	       "children stay in the container and in a kill-on-close job", m.why);
+	add(caps, "appcontainer.no_link_local", "unavailable", "internetClient reaches link-local");
+	add(caps, "appcontainer.exec_writable_deny", "unavailable",
+	    "any readable binary is executable without application control");
+}
+
 int ows_report_json(const ows_config *config, char **out, ows_error *err)
 {
 	if (!out)
@@ -176,6 +224,7 @@ int ows_report_json(const ows_config *config, char **out, ows_error *err)
 	    "minimal environment; secret-looking names never passed");
 	add(caps, "limits.memory_processes_cpu", "enforced", "job object limits");
 	add(caps, "provider.direct", "partial", "no wall at all; used only when asked for by name");
+	add_appcontainer(caps);
 	json_t *root = json_pack("{s:s, s:s, s:b, s:o}", "version", OWS_VERSION, "config",
 				 config ? ows_config_path(config) : "", "wine", wine,
 				 "capabilities", caps);

@@ -68,6 +68,15 @@ OWS__HIDDEN int ows__win_runner_request(HANDLE runner, const HANDLE std[3], cons
 OWS__HIDDEN int ows__win_spawn_in_job(HANDLE job, const char *const argv[], char *const envp[],
 				      const char *cwd, const int stdio[3], HANDLE *process,
 				      DWORD *pid, ows_error *err);
+/*
+ * The same with `caps` (NULL: none) as PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES:
+ * started in that AppContainer, and resumed only once its token says
+ * TokenIsAppContainer (OWS_EVERIFY otherwise, and nothing runs).
+ */
+OWS__HIDDEN int ows__win_spawn_contained(HANDLE job, SECURITY_CAPABILITIES *caps,
+					 const char *const argv[], char *const envp[],
+					 const char *cwd, const int stdio[3], HANDLE *process,
+					 DWORD *pid, ows_error *err);
 
 /*
  * What every Windows provider's s->impl starts with: the session's job and
@@ -118,6 +127,8 @@ OWS__HIDDEN int ows__acl_add(PACL old, PSID sid, ows__ace_kind kind, PACL *out,
 			     ows_error *err);
 /* `old` without any explicit entry for `sid`; inherited entries kept.  LocalFree(). */
 OWS__HIDDEN int ows__acl_remove_sid(PACL old, PSID sid, PACL *out, ows_error *err);
+/* Adds the SID's entry of `kind` on one path, or (kind 0) removes its explicit entries. */
+OWS__HIDDEN int ows__acl_set_sid(const char *path, PSID sid, ows__ace_kind kind, ows_error *err);
 /* The SID of a local account by name; caller frees with free(). */
 OWS__HIDDEN int ows__sid_of(const char *account, PSID *out, ows_error *err);
 /* The folders between `path` and `home_root` (exclusive both), outermost first. */
@@ -129,6 +140,34 @@ OWS__HIDDEN int ows__traverse_chain(const char *path, const char *home_root, ows
  */
 OWS__HIDDEN int ows__pipe_create(const wchar_t *name, const wchar_t *sddl, HANDLE *out,
 				 ows_error *err);
+
+/* ------------------------------------------------------- appcontainer */
+
+/*
+ * Creates the AppContainer profile `name` (or takes the SID of one already
+ * there: the names are the session's own); *made once it is there to
+ * delete.  OWS_EUNSUPPORTED when userenv.dll lacks the profile functions
+ * (Wine 8), OWS_ESETUP when creating it fails.  FreeSid(*sid).
+ */
+OWS__HIDDEN int ows__ac_profile_make(const wchar_t *name, PSID *sid, bool *made, ows_error *err);
+OWS__HIDDEN void ows__ac_profile_drop(const wchar_t *name);
+/* The internetClient capability's SID (S-1-15-3-1); FreeSid. */
+OWS__HIDDEN int ows__ac_internet_sid(PSID *out, ows_error *err);
+
+/* What `owsbx report` measured of the appcontainer provider, by a probe child. */
+typedef enum ows__ac_result {
+	OWS__AC_MISSING = -1, /* not provable here: the call is not there (why says which) */
+	OWS__AC_FAILED = 0,
+	OWS__AC_OK = 1,
+} ows__ac_result;
+typedef struct ows__ac_measure {
+	ows__ac_result profile; /* CreateAppContainerProfile made a throwaway profile */
+	ows__ac_result started; /* a child started with SECURITY_CAPABILITIES, in a job */
+	ows__ac_result token;   /* its token has TokenIsAppContainer */
+	ows__ac_result network; /* internetClient in its token when asked for, and only then */
+	char why[200];
+} ows__ac_measure;
+OWS__HIDDEN void ows__ac_probe(ows__ac_measure *m);
 
 /* ------------------------------------------------------------ machine */
 
