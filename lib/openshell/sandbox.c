@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "openshell.h"
@@ -42,6 +43,8 @@ struct os_impl {
 };
 
 #define RECORD_LOCK "host.lock"
+/* How long a record may stand without its lock before it counts as a killed host's. */
+#define RECORD_UNLOCKED_GRACE_S 60
 
 static int mkdir_p(char *path, ows_error *err)
 {
@@ -94,6 +97,11 @@ static void remove_if_dead(int rootfd, const char *id)
 	snprintf(lock, sizeof(lock), "%s/" RECORD_LOCK, id);
 	int fd = openat(rootfd, lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno != ENOENT)
+		return;
+	/* No lock yet: a host between making the record and locking it, unless long ago. */
+	struct stat st;
+	if (fd < 0 && (fstatat(rootfd, id, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		       st.st_mtime > time(NULL) - RECORD_UNLOCKED_GRACE_S))
 		return;
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		close(fd); /* alive */
