@@ -51,9 +51,10 @@ void ows_policy_free(ows_policy *p)
 
 int ows_policy_set_provider(ows_policy *p, const char *name, ows_error *err)
 {
-	/* appcontainer is Windows's (lib/win/appcontainer.c); elsewhere session open refuses it. */
+	/* Every platform's providers: a name of another platform's is known, and session
+	 * open refuses it as not available here (ows__provider_find). */
 	static const char *const known[] = {"landlock", "account", "direct", "openshell",
-					    "appcontainer"};
+					    "seatbelt", "windows", "appcontainer"};
 	if (!p)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "policy is NULL");
 	if (name) {
@@ -63,7 +64,8 @@ int ows_policy_set_provider(ows_policy *p, const char *name, ows_error *err)
 				break;
 		if (i == OWS__ARRAY_LEN(known))
 			return ows__fail(err, OWS_EINVAL, 0, name,
-					 "use one of: landlock, account, direct, openshell, appcontainer",
+					 "use one of: landlock, account, direct, openshell, seatbelt, "
+					 "windows, appcontainer",
 					 "unknown provider");
 	}
 	char *copy = NULL;
