@@ -82,14 +82,17 @@ static int set_nonblock(int fd)
 /*
  * macOS has neither pipe2 nor sigtimedwait.  The pipe is made close-on-exec
  * after the fact (a fork by another thread in between could inherit it; macOS
- * offers no atomic way), and the stdin pipe's end is marked F_SETNOSIGPIPE
- * before a write, so that a command that closed it gives EPIPE, no signal.
+ * offers no atomic way), and marked F_SETNOSIGPIPE once, here: a write to a
+ * stdin the command closed then gives EPIPE, no signal.
  */
 static int pipe_cloexec(int p[2])
 {
 	if (pipe(p) != 0)
 		return -1;
-	if (fcntl(p[0], F_SETFD, FD_CLOEXEC) == 0 && fcntl(p[1], F_SETFD, FD_CLOEXEC) == 0)
+	bool ok = true;
+	for (int i = 0; i < 2 && ok; i++)
+		ok = fcntl(p[i], F_SETFD, FD_CLOEXEC) == 0 && fcntl(p[i], F_SETNOSIGPIPE, 1) == 0;
+	if (ok)
 		return 0;
 	int e = errno;
 	close(p[0]);
@@ -100,8 +103,6 @@ static int pipe_cloexec(int p[2])
 
 static ssize_t write_nosigpipe(int fd, const void *buf, size_t n)
 {
-	if (fcntl(fd, F_SETNOSIGPIPE, 1) < 0)
-		return -1;
 	return write(fd, buf, n);
 }
 #else
