@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "linux/netio_posix.h"
+#include "platform.h"
 
 const char *ows__net_strerror(int code)
 {
@@ -221,21 +222,6 @@ void ows__sock_close(ows__sock s)
 
 /* --------------------------------------------------------------- tunnel */
 
-static int write_all(int fd, const char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, buf, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int send_all(int fd, const char *buf, size_t n)
 {
 	while (n > 0) {
@@ -255,7 +241,7 @@ int ows__relay_stdio(ows__sock s, int in_fd, int out_fd, const char *pre, size_t
 		     ows_error *err)
 {
 	int fd = (int)s;
-	if (pre_len && write_all(out_fd, pre, pre_len) < 0)
+	if (pre_len && ows__plat_write_all(out_fd, pre, pre_len) < 0)
 		return ows__fail_sys(err, "stdout", NULL, "cannot write the tunnel's output");
 	char buf[65536];
 	bool in_open = true;
@@ -275,7 +261,7 @@ int ows__relay_stdio(ows__sock s, int in_fd, int out_fd, const char *pre, size_t
 				return ows__fail_sys(err, "recv", NULL, "the tunnel broke");
 			if (r == 0)
 				return 0; /* the far end closed: done */
-			if (write_all(out_fd, buf, (size_t)r) < 0)
+			if (ows__plat_write_all(out_fd, buf, (size_t)r) < 0)
 				return 0; /* nobody reads our output any more */
 		}
 		if (in_open && pfd[1].revents) {
