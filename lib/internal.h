@@ -256,6 +256,12 @@ struct ows_proc {
 
 /* The openshell provider's setup (lib/openshell/machine.c), for ows_machine_setup. */
 OWS__HIDDEN int ows__os_setup(const ows_setup_options *o, ows_error *err);
+/*
+ * Which setup ows_machine_setup() runs for the options' provider (lib/record.c):
+ * 0 the machine's own (none named, or one of this platform's own), 1
+ * openshell's, or OWS_EUNSUPPORTED for a provider this platform lacks.
+ */
+OWS__HIDDEN int ows__setup_target(const ows_setup_options *o, ows_error *err);
 
 typedef struct ows__provider {
 	const char *name;

@@ -7,6 +7,7 @@
  * to stop root.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,4 +416,18 @@ bool ows__ini_get(const char *in, const char *section, const char *key, char *ou
 		p = nl ? nl + 1 : end;
 	}
 	return found;
+}
+
+int ows__setup_target(const ows_setup_options *o, ows_error *err)
+{
+	/* A host built against an older header passes a struct without the field. */
+	bool has = o && o->size >= offsetof(ows_setup_options, provider) + sizeof(o->provider);
+	const char *p = has ? o->provider : NULL;
+	if (!p)
+		return 0;
+	if (!ows__provider_find(p))
+		return ows__fail(err, OWS_EUNSUPPORTED, 0, p,
+				 "run `owsbx report` to see the providers this machine offers",
+				 "this provider cannot be set up here");
+	return strcmp(p, "openshell") == 0 ? 1 : 0;
 }

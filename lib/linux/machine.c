@@ -792,8 +792,9 @@ int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **pla
 
 int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error *err)
 {
-	if (o && o->provider && strcmp(o->provider, "openshell") == 0)
-		return ows__os_setup(o, err);
+	int target = ows__setup_target(o, err);
+	if (target != 0)
+		return target < 0 ? target : ows__os_setup(o, err);
 	ows_config machine;
 	const ows_config *use;
 	int rc = ows__config_or_machine(c, &machine, &use, err);

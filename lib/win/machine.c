@@ -679,6 +679,10 @@ int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error
 	ows_config defaults;
 	if (o && o->size < sizeof(*o))
 		return ows__fail(err, OWS_EINVAL, 0, "ows_setup_options.size", NULL, "struct too small");
+	/* No openshell here: a provider named is one of Windows's own, or refused. */
+	int target = ows__setup_target(o, err);
+	if (target < 0)
+		return target;
 	if (!ows__win_is_admin())
 		return need_admin(err);
 	if (!c) {
