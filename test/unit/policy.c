@@ -60,6 +60,18 @@ int main(void)
 	is_int(parse("{\"limits\":{\"cpu\":1}}", &p, &err), OWS_EINVAL, "unknown limit refused");
 	is_int(parse("[1,2]", &p, &err), OWS_EINVAL, "a document that is not an object refused");
 	is_int(parse("{\"provider\":\"magic\"}", &p, &err), OWS_EINVAL, "unknown provider refused");
+	/* Every platform's names are known; another platform's is refused where it is used. */
+	is_int(parse("{\"provider\":\"seatbelt\"}", &p, &err), 0, "macOS's provider name is known");
+	ows_policy_free(p);
+	is_int(parse("{\"provider\":\"windows\"}", &p, &err), 0, "Windows's provider name is known");
+	ows_policy_free(p);
+	p = NULL;
+	ows_setup_options so;
+	ows_setup_options_init(&so);
+	so.provider = "seatbelt";
+	ows_error_clear(&err);
+	is_int(ows_machine_setup(NULL, &so, &err), OWS_EUNSUPPORTED,
+	       "setup refuses a provider this platform lacks, changing nothing");
 	is_int(parse("{\"a\":1,\"a\":2}", &p, &err), OWS_EINVAL, "duplicate keys refused");
 	is_int(parse("{\"folders\":", &p, &err), OWS_EINVAL, "truncated JSON refused");
 	ok(strncmp(err.where, "line ", 5) == 0, "and the error says where");
