@@ -371,7 +371,7 @@ static int two(const char *up, const char *private_name)
 
 	ows_session_close(s2, NULL);
 	ows_session_close(s1, NULL);
-	printf("threads_after=%d\n", self_threads());
+	printf("threads_after=%d\n", self_threads_settled(t0));
 	ows_policy_free(p1);
 	ows_policy_free(p2);
 	ows_config_free(c);
@@ -445,7 +445,7 @@ static int many(int n, const char *up)
 		ows_session_close(s[i], NULL);
 	if (opened)
 		printf("per_close=%.1f ms\n", (now_ms() - close_start) / opened);
-	printf("threads_after=%d\n", self_threads());
+	printf("threads_after=%d\n", self_threads_settled(t0));
 	free(s);
 	ows_policy_free(p);
 	ows_config_free(c);
