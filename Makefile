@@ -37,7 +37,7 @@ ALL_CFLAGS = -std=c11 $(WARN) $(HARDEN) -fvisibility=hidden $(CFLAGS)
 
 # The platform back end is a folder with the same file names per OS.
 OS      ?= linux
-DEP_LIBS = -ljansson -linih -lmbedcrypto
+DEP_LIBS = -ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto
 # owsbx links its dependencies statically: one file to install, and no
 # dynamic loading on the path of every sandboxed command.
 CLI_LIBS = -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic
@@ -221,7 +221,7 @@ WIN_CPPFLAGS = -Iinclude -Ilib -Ilib/win -Ilib/win/inih -I$(WIN_DEPS)/include \
 WIN_CFLAGS = -std=gnu11 $(WARN) -O2 -g
 WIN_SYSLIBS = -lnetapi32 -ladvapi32 -lfwpuclnt -lole32 -loleaut32 -lcrypt32 -lbcrypt \
 	      -lws2_32 -luuid -luserenv -lshell32 -Wl,-Bstatic -lwinpthread -Wl,-Bdynamic
-WIN_LIBS = -L$(WIN_DEPS)/lib -ljansson -lmbedcrypto $(WIN_SYSLIBS)
+WIN_LIBS = -L$(WIN_DEPS)/lib -ljansson -lmbedtls -lmbedx509 -lmbedcrypto $(WIN_SYSLIBS)
 WIN_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/win/*.c))
 WIN_LIB_OBJS = $(WIN_LIB_SRCS:%.c=$(WIN_OUT)/%.o)
 WIN_TEST_SRCS = $(sort $(wildcard test/win/*.c))
@@ -326,7 +326,7 @@ MAC_TEST_SRCS = $(sort $(wildcard test/darwin/*.c))
 MAC_CLI_SRCS = cli/main.c cli/args.c cli/os_posix.c
 MAC_CPPFLAGS = -Iinclude -Ilib -Ilib/darwin -Ilib/win/inih
 MAC_CFLAGS = -std=c11 $(WARN) -O2 -g -fvisibility=hidden
-MAC_LIBS = -ljansson -lmbedcrypto
+MAC_LIBS = -ljansson -lmbedtls -lmbedx509 -lmbedcrypto
 # On a Mac, scripts/macos-check.sh builds natively: MAC_ARCHS=<its arch> MAC_CC=cc MAC_AR=ar.
 MAC_CC ?=
 MAC_AR ?= $(MAC_ZIG) ar

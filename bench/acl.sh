@@ -21,7 +21,7 @@ command -v setfacl >/dev/null || { echo "bench/acl.sh: setfacl is missing (apt-g
 WORK=$(mktemp -d /tmp/owstest-aclbench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cc -std=c11 -O2 -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/lib" -o "$WORK/acl_bench" \
-	"$ROOT/bench/acl_bench.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto -lpthread
+	"$ROOT/bench/acl_bench.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 mkdir -p "$WORK/state/journal"
 chmod 1733 "$WORK/state/journal"
 printf '[sandbox]\nstate_dir = %s/state\n' "$WORK" >"$WORK/config.ini"

@@ -20,7 +20,7 @@ up=""
 trap '[ -n "$up" ] && kill "$up" 2>/dev/null; rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
 cc -std=c11 -O2 -D_GNU_SOURCE -Iinclude -o "$tmp/sessions" bench/sessions.c libowsandbox.a \
-	-ljansson -linih -lmbedcrypto -lpthread
+	-ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 
 # A listed site: an HTTP server on the host's loopback, reached only through the proxy.
 python3 - "$tmp/port" <<'PY' &

@@ -15,6 +15,8 @@
  *
  *   [credentials]
  *   enable = ssh, gh             ; catalog entries shared with every session
+ *   inject = gh, npm             ; shared as placeholders: the proxy puts the secret in
+ *   upstream_ca = /etc/ssl/corp.pem ; trusted besides the system's for injected hosts
  *
  *   [credential mytool]          ; a file or folder under the home, added by the person
  *   path = .config/mytool/token  ; relative to the home
@@ -22,6 +24,8 @@
  *   hosts = api.mytool.dev:443
  *   env = MYTOOL_TOKEN_FILE      ; the variable its tool reads (optional)
  *   lets = deploy with mytool as the person
+ *   header = X-Api-Key           ; inject: the request header (default Authorization)
+ *   secret_key = token           ; inject: the key whose value is the secret (default: the file)
  *
  *   [toolchains]
  *   enable = .cargo, .rustup, go ; read-only, from the catalog's list
@@ -47,6 +51,7 @@
 
 #include "internal.h"
 #include "platform.h"
+#include "proxy.h"
 
 struct load_ctx {
 	ows_config *config;
@@ -154,8 +159,18 @@ static int on_custom(struct load_ctx *ctx, const char *section, const char *name
 			return bad_value(ctx, name, value, "give a variable name");
 		return set_string(&e->env, value, ctx);
 	}
+	if (strcmp(name, "header") == 0 || strcmp(name, "secret_key") == 0) {
+		bool token = *value && strlen(value) < 64;
+		for (const char *p = value; *p && token; p++)
+			token = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+				(*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.';
+		if (!token)
+			return bad_value(ctx, name, value, "give a name of letters, digits, - _ .");
+		return set_string(name[0] == 'h' ? &e->header : &e->secret_key, value, ctx);
+	}
 	ctx->failed = ows__fail(ctx->err, OWS_ECONFIG, 0, ctx->config->path,
-				"a [credential NAME] has path, kind, hosts, env and lets",
+				"a [credential NAME] has path, kind, hosts, env, lets, header and "
+				"secret_key",
 				"unknown setting [%s] %s", section, name);
 	return 0;
 }
@@ -195,6 +210,13 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 	} else if (strcmp(section, "credentials") == 0) {
 		if (strcmp(name, "enable") == 0)
 			return add_list(ctx, &c->cred_enabled, value);
+		if (strcmp(name, "inject") == 0)
+			return add_list(ctx, &c->cred_inject, value);
+		if (strcmp(name, "upstream_ca") == 0) {
+			if (!ows__plat_path_is_absolute(value))
+				return bad_value(ctx, name, value, "give an absolute path");
+			return set_string(&c->inject_ca, value, ctx);
+		}
 	} else if (strncmp(section, "credential ", 11) == 0) {
 		return on_custom(ctx, section, name, value);
 	} else if (strcmp(section, "toolchains") == 0) {
@@ -309,7 +331,11 @@ void ows__config_release(ows_config *c)
 	free(c->launcher);
 	free(c->nft_table);
 	ows__strv_free(&c->cred_enabled);
+	ows__strv_free(&c->cred_inject);
+	free(c->inject_ca);
 	for (size_t i = 0; i < c->ncustom; i++) {
+		free(c->custom[i].header);
+		free(c->custom[i].secret_key);
 		free(c->custom[i].name);
 		free(c->custom[i].path);
 		ows__strv_free(&c->custom[i].hosts);
@@ -327,9 +353,48 @@ const char *ows_config_path(const ows_config *c)
 	return c ? c->path : "";
 }
 
+/*
+ * The hosts an injected entry's secret may go to are named exactly: a
+ * wildcard would hand it to any subdomain (a bucket, a page anyone can
+ * make), an address to whatever answers there.
+ */
+static int check_inject_host(const ows_config *c, const ows__cred *e, const char *text,
+			     size_t len, ows_error *err)
+{
+	char h[300];
+	snprintf(h, sizeof(h), "%.*s", (int)len, text);
+	ows__pattern p;
+	ows_error scratch = {0};
+	if (h[0] != '!' && ows__pattern_parse(h, &p, &scratch) == 0 && !p.wildcard &&
+	    p.kind == OWS__HOST_NAME)
+		return 0;
+	return ows__fail(err, OWS_ECONFIG, 0, c->path,
+			 "list each host by name with its port, such as api.tool.dev:443",
+			 "%s is injected, and its host %s is not one name: a secret is injected "
+			 "only for hosts named exactly", e->name, h);
+}
+
+static int check_inject_hosts(const ows_config *c, const ows__cred *e, ows_error *err)
+{
+	size_t n = 0;
+	int rc = 0;
+	for (const char *p = e->hosts; rc == 0 && p && *p; n++) {
+		size_t len = strcspn(p, ",");
+		rc = check_inject_host(c, e, p, len, err);
+		p = p[len] ? p + len + 1 : NULL;
+	}
+	for (size_t i = 0; rc == 0 && e->more_hosts && i < e->more_hosts->len; i++, n++)
+		rc = check_inject_host(c, e, e->more_hosts->v[i], strlen(e->more_hosts->v[i]), err);
+	if (rc == 0 && n == 0)
+		rc = ows__fail(err, OWS_ECONFIG, 0, c->path, "add hosts = api.tool.dev:443",
+			       "%s is injected, and names no host to inject it for", e->name);
+	return rc;
+}
+
 /* Every switched-on name is in the catalog, every added entry has a path. */
 static int check_catalog(const ows_config *c, ows_error *err)
 {
+	int rc;
 	for (size_t i = 0; i < c->ncustom; i++)
 		if (!c->custom[i].path)
 			return ows__fail(err, OWS_ECONFIG, 0, c->path, "add path = ... under the home",
@@ -341,6 +406,25 @@ static int check_catalog(const ows_config *c, ows_error *err)
 					 "run `owsbx credentials` for the catalog's names",
 					 "[credentials] enable names an unknown entry: %s",
 					 c->cred_enabled.v[i]);
+	for (size_t i = 0; i < c->cred_inject.len; i++) {
+		const char *n = c->cred_inject.v[i];
+		if (!ows__cred_find(c, n, &e))
+			return ows__fail(err, OWS_ECONFIG, 0, c->path,
+					 "run `owsbx credentials` for the catalog's names",
+					 "[credentials] inject names an unknown entry: %s", n);
+		if (!e.inject_header)
+			return ows__fail(err, OWS_ECONFIG, 0, c->path,
+					 "share it as a copy ([credentials] enable), or not at all",
+					 "[credentials] inject: %s cannot be injected: %s", n,
+					 e.no_inject);
+		if (!ows__cred_enabled(c, n))
+			return ows__fail(err, OWS_ECONFIG, 0, c->path,
+					 "add it to [credentials] enable as well",
+					 "[credentials] inject names %s, which enable does not", n);
+		rc = check_inject_hosts(c, &e, err);
+		if (rc < 0)
+			return rc;
+	}
 	for (size_t i = 0; i < c->toolchains.len; i++) {
 		const char *t = c->toolchains.v[i];
 		if (t[0] != '/' && !ows__home_path_is_safe(t))

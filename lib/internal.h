@@ -108,6 +108,8 @@ struct ows_config {
 	char *nft_table;     /* inet table of our own */
 	/* [credentials], [credential NAME], [toolchains]: what the person shares */
 	ows__strv cred_enabled;        /* catalog names switched on */
+	ows__strv cred_inject;         /* of those, shared as placeholders the proxy replaces */
+	char *inject_ca;               /* [credentials] upstream_ca: a PEM trusted besides the system's */
 	struct ows__cred_custom *custom; /* [credential NAME] sections */
 	size_t ncustom;
 	ows__strv toolchains;          /* home-relative names switched on, or absolute folders */
@@ -124,6 +126,8 @@ struct ows__cred_custom {
 	ows__strv hosts;
 	char *lets;          /* what it lets the agent do, for the agent's text */
 	char *env;           /* the variable its tool reads, set to the copy; NULL for none */
+	char *header;        /* inject: the request header the secret goes in ("Authorization") */
+	char *secret_key;    /* inject: the key whose value is the secret; NULL: the whole file */
 };
 
 /* Built-in defaults; never fails except for memory. */
@@ -157,6 +161,11 @@ typedef struct ows__cred {
 	const char *hosts;      /* comma-separated allow-list patterns, or NULL */
 	const ows__strv *more_hosts; /* a custom entry's hosts */
 	const char *lets;       /* "push and pull over SSH ... as the person" */
+	/* inject: the header the secret goes in, and the key in the tool's files whose
+	 * value is the secret (NULL: the whole file); or, when it cannot be, why */
+	const char *inject_header;
+	const char *inject_key;
+	const char *no_inject;
 } ows__cred;
 
 /* The built-in entries, then the config's; false past the end. */
@@ -165,6 +174,8 @@ OWS__HIDDEN bool ows__cred_at(const ows_config *config, size_t i, ows__cred *out
 OWS__HIDDEN bool ows__cred_find(const ows_config *config, const char *name, ows__cred *out);
 /* Whether the machine's config switched `name` on. */
 OWS__HIDDEN bool ows__cred_enabled(const ows_config *config, const char *name);
+/* Whether it shares `name` as a placeholder the proxy replaces ([credentials] inject). */
+OWS__HIDDEN bool ows__cred_injected(const ows_config *config, const char *name);
 /* The toolchain folders the catalog offers, relative to the home; NULL past the end. */
 OWS__HIDDEN const char *ows__toolchain_at(size_t i);
 

@@ -71,7 +71,22 @@ OWS__HIDDEN long ows__sock_recv(ows__sock s, void *buf, size_t n);
 /* Bytes written (>0), OWS__AGAIN or a negative errno; never raises SIGPIPE. */
 OWS__HIDDEN long ows__sock_send(ows__sock s, const void *buf, size_t n);
 OWS__HIDDEN void ows__sock_shutdown_wr(ows__sock s);
+/* Both ways: a thread blocked on the socket in ows__sock_poll wakes. */
+OWS__HIDDEN void ows__sock_shutdown_rdwr(ows__sock s);
 OWS__HIDDEN void ows__sock_close(ows__sock s);
+
+/* One socket of an ows__sock_poll: what to wait for, and whether it came
+ * (also set for an error or a hang-up, which the next call reports). */
+typedef struct ows__pollsock {
+	ows__sock s;
+	bool rd, wr;
+	bool ready;
+} ows__pollsock;
+
+/* Waits up to timeout_ms (-1: no limit) for one of n sockets: the number
+ * ready, 0 at the timeout, or a negative errno.  For a thread of its own
+ * (the injected tunnels), not for the loop. */
+OWS__HIDDEN int ows__sock_poll(ows__pollsock *p, int n, int timeout_ms);
 
 /* ------------------------------------------------------------ event loop */
 

@@ -73,6 +73,9 @@ typedef struct ows__share {
 	ows__strv ro_dirs;  /* toolchain folders, absolute, to be visible read-only */
 	ows__strv path_dirs;/* their bin folders, for PATH */
 	char *agent_text;   /* what the agent can do with them; NULL when nothing is shared */
+	/* the secrets of injected entries, for the session's proxy (lib/inject.h);
+	 * NULL when none.  Freed with the share unless handed on. */
+	struct ows__inject *inject;
 } ows__share;
 
 /*
@@ -94,6 +97,8 @@ OWS__HIDDEN int ows__share_ssh_proxy(ows__share *sh, const char *tunnel_cmd, ows
 OWS__HIDDEN int ows__env_add_share(ows__strv *env, const ows__share *sh, ows_error *err);
 /* The same for the session's environment, and hands the agent text to the session. */
 OWS__HIDDEN int ows__share_apply(ows_session *s, ows__share *sh, ows_error *err);
+/* allowlist: hands the injected secrets to the session's proxy (after ows__session_start_proxy). */
+OWS__HIDDEN void ows__share_inject(ows_session *s, ows__share *sh);
 
 /* Plants ~/.owsandbox-canary-<id> (0644) for a proof to fail to read: its path (caller
  * unlinks, frees), or NULL (a home the host cannot write: the other checks still stand). */

@@ -38,6 +38,7 @@
 #include <sys/socket.h>
 #endif
 
+#include "inject.h"
 #include "netio.h"
 #include "proxy.h"
 
@@ -143,6 +144,7 @@ struct ows__pxc {
 	size_t nblocked, cap_blocked;
 	bool port_used[CALL_PORTS]; /* 47801 + i is a call's listener, or taken inside */
 	int next_port;      /* where the search starts: a port freed is reused last */
+	ows__inject *inject; /* the hosts whose TLS is ended for a secret, or NULL; set once */
 };
 
 /* A listener handed over by a sandbox: a socket in its own network namespace. */
@@ -686,8 +688,29 @@ static void literal(ows_proxy *px, conn *c, int64_t now)
 	resolved(px, c, &j, now);
 }
 
+/*
+ * A CONNECT to a host an injected credential names: both sockets leave the
+ * loop for the injector's thread, with what the client sent after its head.
+ */
+static void hand_to_injector(ows_proxy *px, conn *c)
+{
+	ows__sock cs = c->cs, us = c->us;
+	if (c->c_reg)
+		ows__loop_forget(px->loop, cs);
+	if (c->u_reg)
+		ows__loop_forget(px->loop, us);
+	c->cs = c->us = OWS__NOSOCK;
+	c->c_reg = c->u_reg = false;
+	ows__inject_serve(c->cl->inject, cs, us, c->host, c->port, c->in, c->in_len, NULL);
+	conn_close(px, c);
+}
+
 static void connected(ows_proxy *px, conn *c, int64_t now)
 {
+	if (c->is_connect && c->cl->inject && ows__inject_wants(c->cl->inject, c->host, c->port)) {
+		hand_to_injector(px, c);
+		return;
+	}
 	c->ust = U_OPEN;
 	c->deadline = 0;
 	snprintf(c->u_host, sizeof(c->u_host), "%s", c->host);
@@ -1662,9 +1685,20 @@ void ows__pxc_close(ows__pxc *cl)
 		return;
 	pxop op = {.cl = cl, .whole = true};
 	post_op(cl->px, &op);
+	/* the loop hands it nothing more: its tunnels end here */
+	ows__inject_free(cl->inject);
 	client_release(cl);
 	free(cl);
 	shared_release();
+}
+
+void ows__pxc_inject(ows__pxc *cl, ows__inject *inj)
+{
+	pthread_mutex_lock(&cl->px->mu);
+	ows__inject *old = cl->inject;
+	cl->inject = inj;
+	pthread_mutex_unlock(&cl->px->mu);
+	ows__inject_free(old);
 }
 
 int ows__pxc_allow(ows__pxc *cl, const char *pattern, const char *source, ows_error *err)

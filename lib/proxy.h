@@ -143,6 +143,13 @@ OWS__HIDDEN void ows__pxc_close(ows__pxc *cl);
 OWS__HIDDEN int ows__pxc_allow(ows__pxc *cl, const char *pattern, const char *source,
 			       ows_error *err);
 OWS__HIDDEN int ows__pxc_disallow(ows__pxc *cl, const char *pattern, ows_error *err);
+/*
+ * Ends the TLS of CONNECTs to the injector's hosts to put its secrets in
+ * (lib/inject.h); the client owns it from now on and frees it at close.
+ * Called once, before the session's commands run.
+ */
+struct ows__inject;
+OWS__HIDDEN void ows__pxc_inject(ows__pxc *cl, struct ows__inject *inj);
 /* The entries as listed: canonical patterns or "@group", and their sources, appended. */
 OWS__HIDDEN int ows__pxc_sites(ows__pxc *cl, ows__strv *patterns, ows__strv *sources,
 			       ows_error *err);

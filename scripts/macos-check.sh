@@ -38,12 +38,13 @@ POOL=https://deb.debian.org/debian/pool/main
 from_homebrew() {
 	command -v brew >/dev/null 2>&1 || return 1
 	ja=$(brew --prefix jansson 2>/dev/null) && mb=$(brew --prefix mbedtls 2>/dev/null) || return 1
-	[ -f "$ja/lib/libjansson.a" ] && [ -f "$mb/lib/libmbedcrypto.a" ] || return 1
+	[ -f "$ja/lib/libjansson.a" ] && [ -f "$mb/lib/libmbedtls.a" ] || return 1
 	mkdir -p "$out/include" "$out/lib"
 	ln -sf "$ja"/include/jansson*.h "$out/include/"
 	ln -sf "$mb/include/mbedtls" "$out/include/mbedtls"
 	[ ! -d "$mb/include/psa" ] || ln -sf "$mb/include/psa" "$out/include/psa"
-	ln -sf "$ja/lib/libjansson.a" "$mb/lib/libmbedcrypto.a" "$out/lib/"
+	ln -sf "$ja/lib/libjansson.a" "$mb/lib/libmbedcrypto.a" "$mb/lib/libmbedx509.a" \
+		"$mb/lib/libmbedtls.a" "$out/lib/"
 	echo "Homebrew's jansson $(basename "$(readlink "$ja" || echo "$ja")"), mbedtls $(basename "$(readlink "$mb" || echo "$mb")")"
 }
 
@@ -64,11 +65,11 @@ from_debian_sources() {
 	mb=$(ls -d "$tmp"/src/*mbedtls*/ | head -1)
 	ja=$(ls -d "$tmp"/src/jansson-*/ | head -1)
 	mkdir -p "$out/include" "$out/lib"
-	make -C "$mb/library" libmbedcrypto.a CC=cc CFLAGS=-O2 >"$tmp/mbedtls.log" 2>&1 ||
+	make -C "$mb/library" libmbedcrypto.a libmbedx509.a libmbedtls.a CC=cc CFLAGS=-O2 >"$tmp/mbedtls.log" 2>&1 ||
 		{ tail -30 "$tmp/mbedtls.log" >&2; exit 1; }
 	cp -R "$mb/include/mbedtls" "$out/include/"
 	[ ! -d "$mb/include/psa" ] || cp -R "$mb/include/psa" "$out/include/"
-	cp "$mb/library/libmbedcrypto.a" "$out/lib/"
+	cp "$mb/library/libmbedcrypto.a" "$mb/library/libmbedx509.a" "$mb/library/libmbedtls.a" "$out/lib/"
 	{ cmake -S "$ja" -B "$tmp/ja" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$out" \
 		-DJANSSON_BUILD_SHARED_LIBS=OFF -DJANSSON_BUILD_DOCS=OFF -DJANSSON_WITHOUT_TESTS=ON \
 		-DJANSSON_EXAMPLES=OFF && cmake --build "$tmp/ja" && cmake --install "$tmp/ja"; } \

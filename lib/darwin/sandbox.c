@@ -718,6 +718,8 @@ static int open_env(ows_session *s, const ows_policy *policy, const ows_config *
 		rc = ows__session_start_proxy(s, policy, config, &o->share.hosts, o->tunnel, false,
 					      &o->proxy_port, err);
 	if (rc == 0)
+		ows__share_inject(s, &o->share);
+	if (rc == 0)
 		rc = plan_paths(policy, &o->share, add_exe ? o->exe : NULL, &o->paths, &o->npaths,
 				err);
 	if (rc == 0)

@@ -421,6 +421,8 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	if (s->net == OWS_NET_ALLOWLIST)
 		rc = ows__session_start_proxy(s, policy, config, &share.hosts, tunnel, true,
 					      &proxy_port, err);
+	if (rc == 0)
+		ows__share_inject(s, &share);
 	free(tunnel);
 	if (rc < 0)
 		goto fail;

@@ -26,9 +26,12 @@
 #endif
 
 #include <jansson.h>
+#include <mbedtls/platform_util.h>
 
+#include "inject.h"
 #include "platform.h"
 #include "posix.h"
+#include "proxy.h"
 
 #define SHARE_MAX_FILE (1u << 20)   /* one file */
 #define SHARE_MAX_TOTAL (16u << 20) /* everything shared with one session */
@@ -314,6 +317,213 @@ static int collect_toolchains(const ows_config *config, const ows_policy *policy
 	return 0;
 }
 
+/* ------------------------------------------------------------- injecting */
+
+static bool value_byte(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("-._~+/=", c));
+}
+
+static bool key_byte(char c)
+{
+	return value_byte(c) && c != '.' && c != '/' && c != '=' && c != '+';
+}
+
+/*
+ * The next value of `key` in d[0..n) from *at: `key: v`, `key = v`,
+ * `"key": "v"` (YAML, INI and .npmrc, JSON).  A value that names a variable
+ * (`${NPM_TOKEN}`) is not a secret kept here, and is passed over.
+ */
+static bool next_value(const char *d, size_t n, size_t *at, const char *key, size_t *vs,
+		       size_t *vl)
+{
+	size_t kl = strlen(key);
+	for (size_t i = *at; i + kl <= n; i++) {
+		if (memcmp(d + i, key, kl) != 0 || (i > 0 && key_byte(d[i - 1])))
+			continue;
+		size_t j = i + kl;
+		if (j < n && (d[j] == '"' || d[j] == '\''))
+			j++;
+		while (j < n && (d[j] == ' ' || d[j] == '\t'))
+			j++;
+		if (j >= n || (d[j] != ':' && d[j] != '='))
+			continue;
+		j++;
+		while (j < n && (d[j] == ' ' || d[j] == '\t'))
+			j++;
+		if (j < n && (d[j] == '"' || d[j] == '\''))
+			j++;
+		size_t e = j;
+		while (e < n && value_byte(d[e]))
+			e++;
+		*at = e;
+		if (e == j)
+			continue; /* empty, or `${VAR}` */
+		*vs = j;
+		*vl = e - j;
+		return true;
+	}
+	return false;
+}
+
+/* Secrets of npm's that are not tokens: shared as copies they would go in whole. */
+static const char *const npm_other_secrets[] = {"_auth", "_password", "certfile", "keyfile"};
+
+/* Each copy of `secret` in the entry's files [from, to) becomes the placeholder. */
+static void swap_everywhere(ows__share *sh, size_t from, size_t to, const char *secret,
+			    const char *placeholder, size_t len)
+{
+	for (size_t f = from; f < to; f++) {
+		char *d = sh->files[f].data;
+		for (size_t i = 0; !sh->files[f].dir && i + len <= sh->files[f].len; i++)
+			if (memcmp(d + i, secret, len) == 0) {
+				memcpy(d + i, placeholder, len);
+				i += len - 1;
+			}
+	}
+}
+
+static int inject_hosts(ows__inject *inj, const ows__cred *c, const char *secret,
+			const char *placeholder, size_t len, ows_error *err)
+{
+	int rc = 0;
+	char text[300];
+	for (const char *p = c->hosts; rc == 0 && p && *p;) {
+		size_t n = strcspn(p, ",");
+		snprintf(text, sizeof(text), "%.*s", (int)n, p);
+		ows__pattern pat;
+		if ((rc = ows__pattern_parse(text, &pat, err)) == 0)
+			rc = ows__inject_add(inj, pat.host, pat.port, c->inject_header, secret,
+					     placeholder, len, err);
+		p = p[n] ? p + n + 1 : NULL;
+	}
+	for (size_t i = 0; rc == 0 && c->more_hosts && i < c->more_hosts->len; i++) {
+		ows__pattern pat;
+		if ((rc = ows__pattern_parse(c->more_hosts->v[i], &pat, err)) == 0)
+			rc = ows__inject_add(inj, pat.host, pat.port, c->inject_header, secret,
+					     placeholder, len, err);
+	}
+	return rc;
+}
+
+/* One secret found: its placeholder goes into the copies, the secret to the injector. */
+static int take_secret(ows__share *sh, size_t from, const ows__cred *c, char *secret, size_t len,
+		       ows_error *err)
+{
+	char *placeholder = malloc(len + 1);
+	if (!placeholder)
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	int rc = ows__inject_placeholder(secret, len, placeholder, err);
+	if (rc == 0)
+		rc = inject_hosts(sh->inject, c, secret, placeholder, len, err);
+	if (rc == 0)
+		swap_everywhere(sh, from, sh->nfiles, secret, placeholder, len);
+	free(placeholder);
+	return rc;
+}
+
+/*
+ * The entry's copies [from, nfiles) keep placeholders; its secrets go to
+ * the session's injector, made with the first.  A secret it cannot find,
+ * or one of a kind that cannot be injected, refuses the session: the
+ * person asked for the secret to stay out, and a copy would take it in.
+ */
+static int inject_entry(const ows_config *config, const ows__cred *c, size_t from,
+			ows__share *sh, ows_error *err)
+{
+	int rc = 0;
+	if (!sh->inject && (rc = ows__inject_new(NULL, config->inject_ca, &sh->inject, err)) < 0)
+		return rc;
+	size_t found = 0, to = sh->nfiles;
+	for (size_t f = from; rc == 0 && f < to; f++) {
+		ows__file *file = &sh->files[f];
+		if (file->dir)
+			continue;
+		for (size_t k = 0; strcmp(c->name, "npm") == 0 && k < OWS__ARRAY_LEN(npm_other_secrets);
+		     k++) {
+			size_t at = 0, vs, vl;
+			if (next_value(file->data, file->len, &at, npm_other_secrets[k], &vs, &vl))
+				return ows__fail(err, OWS_EINVAL, 0, c->name,
+						 "log in with a token (npm login --auth-type=web), or "
+						 "share npm as a copy",
+						 "npm's file has %s, which cannot be injected: only "
+						 "_authToken can", npm_other_secrets[k]);
+		}
+		if (!c->inject_key) {
+			/* the whole file is the token, spaces around it aside */
+			size_t s = 0, e = file->len;
+			while (s < e && strchr(" \t\r\n", file->data[s]))
+				s++;
+			while (e > s && strchr(" \t\r\n", file->data[e - 1]))
+				e--;
+			for (size_t i = s; i < e; i++)
+				if (!value_byte(file->data[i]))
+					return ows__fail(err, OWS_EINVAL, 0, c->name,
+							 "name the key that holds it: secret_key = ...",
+							 "the file %s is not one token", file->path);
+			if (e > s) {
+				rc = take_secret(sh, from, c, file->data + s, e - s, err);
+				found++;
+			}
+			continue;
+		}
+		size_t at = 0, vs, vl;
+		while (rc == 0 && next_value(file->data, file->len, &at, c->inject_key, &vs, &vl)) {
+			/* a second copy of a secret is its placeholder by now */
+			if (ows__inject_is_placeholder(sh->inject, file->data + vs, vl))
+				continue;
+			char *secret = malloc(vl);
+			if (!secret)
+				return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+			memcpy(secret, file->data + vs, vl);
+			rc = take_secret(sh, from, c, secret, vl, err);
+			mbedtls_platform_zeroize(secret, vl);
+			free(secret);
+			found++;
+		}
+	}
+	if (rc == 0 && found == 0)
+		rc = ows__fail(err, OWS_EINVAL, 0, c->name,
+			       "check that the tool keeps its secret in the file (gh: gh auth login "
+			       "--insecure-storage), or leave it out of [credentials] inject",
+			       "no secret to inject was found in %s (%s)", c->path,
+			       c->inject_key ? c->inject_key : "the whole file");
+	return rc;
+}
+
+/* The session's CA, for the tools inside to trust the proxy's certificates for the
+ * injected hosts, and the system's trust store with it for everything else. */
+static int add_trust(ows__share *sh, const char *priv_home, ows_error *err)
+{
+	size_t blen = 0;
+	char *bundle = ows__inject_bundle_pem(sh->inject, &blen, err);
+	char *ca = bundle ? strdup(ows__inject_ca_pem(sh->inject)) : NULL;
+	if (!bundle || !ca) {
+		free(bundle);
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	}
+	int rc = add_file(sh, ".owsandbox", NULL, 0, true, err);
+	if (rc == 0)
+		rc = add_file(sh, ".owsandbox/ca.pem", ca, strlen(ca), false, err);
+	else
+		free(ca);
+	if (rc == 0)
+		rc = add_file(sh, ".owsandbox/ca-bundle.pem", bundle, blen, false, err);
+	else
+		free(bundle);
+	static const char *const bundle_vars[] = {"SSL_CERT_FILE", "CURL_CA_BUNDLE",
+						  "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO"};
+	for (size_t i = 0; rc == 0 && i < OWS__ARRAY_LEN(bundle_vars); i++)
+		rc = ows__strv_pushf(&sh->env, err, "%s=%s/.owsandbox/ca-bundle.pem",
+				     bundle_vars[i], priv_home);
+	/* Node keeps its own roots and adds these */
+	if (rc == 0)
+		rc = ows__strv_pushf(&sh->env, err, "NODE_EXTRA_CA_CERTS=%s/.owsandbox/ca.pem",
+				     priv_home);
+	return rc;
+}
+
 int ows__share_collect(const ows_config *config, const ows_policy *policy, const char *home,
 		       const char *priv_home, ows__share *sh, ows_error *err)
 {
@@ -346,6 +556,9 @@ int ows__share_collect(const ows_config *config, const ows_policy *policy, const
 		size_t from = sh->nfiles;
 		if ((rc = collect(homefd, c.name, c.path, 0, true, sh, err)) < 0)
 			break;
+		if (ows__cred_injected(config, c.name) &&
+		    (rc = inject_entry(config, &c, from, sh, err)) < 0)
+			break;
 		if (c.env)
 			rc = ows__strv_pushf(&sh->env, err, "%s=%s/%s", c.env, priv_home,
 					     c.env_leaf ? c.env_leaf : c.path);
@@ -358,6 +571,8 @@ int ows__share_collect(const ows_config *config, const ows_policy *policy, const
 		if (rc == 0)
 			rc = ows__strv_push(&lets, c.lets, err);
 	}
+	if (rc == 0 && sh->inject)
+		rc = add_trust(sh, priv_home, err);
 	if (rc == 0)
 		rc = collect_toolchains(config, policy, home, homefd, sh, err);
 	close(homefd);
@@ -403,13 +618,23 @@ void ows__share_free(ows__share *sh)
 	ows__strv_free(&sh->ro_dirs);
 	ows__strv_free(&sh->path_dirs);
 	free(sh->agent_text);
+	ows__inject_free(sh->inject);
 	memset(sh, 0, sizeof(*sh));
+}
+
+void ows__share_inject(ows_session *s, ows__share *sh)
+{
+	if (sh->inject && s->proxy) {
+		ows__pxc_inject(s->proxy, sh->inject);
+		sh->inject = NULL;
+	}
 }
 
 int ows__env_add_share(ows__strv *env, const ows__share *sh, ows_error *err)
 {
+	/* each replaces the variable the host had: the copy, not the person's file */
 	for (size_t i = 0; i < sh->env.len; i++) {
-		int rc = ows__strv_push(env, sh->env.v[i], err);
+		int rc = ows__env_set_entry(env, sh->env.v[i], err);
 		if (rc < 0)
 			return rc;
 	}

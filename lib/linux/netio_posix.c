@@ -214,6 +214,34 @@ void ows__sock_shutdown_wr(ows__sock s)
 	shutdown((int)s, SHUT_WR);
 }
 
+void ows__sock_shutdown_rdwr(ows__sock s)
+{
+	if (s != OWS__NOSOCK)
+		shutdown((int)s, SHUT_RDWR);
+}
+
+int ows__sock_poll(ows__pollsock *p, int n, int timeout_ms)
+{
+	struct pollfd fds[8];
+	if (n < 1 || n > (int)OWS__ARRAY_LEN(fds))
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		fds[i] = (struct pollfd){.fd = p[i].s == OWS__NOSOCK ? -1 : (int)p[i].s,
+					 .events = (short)((p[i].rd ? POLLIN : 0) |
+							   (p[i].wr ? POLLOUT : 0))};
+		p[i].ready = false;
+	}
+	int r;
+	do
+		r = poll(fds, (nfds_t)n, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	for (int i = 0; i < n; i++)
+		p[i].ready = fds[i].revents != 0;
+	return r;
+}
+
 void ows__sock_close(ows__sock s)
 {
 	if (s != OWS__NOSOCK)

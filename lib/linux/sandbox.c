@@ -509,6 +509,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		if ((rc = ows__session_start_proxy(s, policy, config, &li->share.hosts, tunnel,
 						   true, &port, err)) < 0)
 			goto fail;
+		ows__share_inject(s, &li->share);
 		p->proxy_port = (uint16_t)port;
 	}
 	p->folders = policy->folders;

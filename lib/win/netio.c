@@ -201,6 +201,31 @@ void ows__sock_shutdown_wr(ows__sock s)
 	shutdown((SOCKET)s, SD_SEND);
 }
 
+void ows__sock_shutdown_rdwr(ows__sock s)
+{
+	if (s != OWS__NOSOCK)
+		shutdown((SOCKET)s, SD_BOTH);
+}
+
+int ows__sock_poll(ows__pollsock *p, int n, int timeout_ms)
+{
+	WSAPOLLFD fds[8];
+	if (n < 1 || n > (int)OWS__ARRAY_LEN(fds))
+		return -WSAEINVAL;
+	for (int i = 0; i < n; i++) {
+		fds[i] = (WSAPOLLFD){.fd = p[i].s == OWS__NOSOCK ? INVALID_SOCKET : (SOCKET)p[i].s,
+				     .events = (SHORT)((p[i].rd ? POLLRDNORM : 0) |
+						       (p[i].wr ? POLLWRNORM : 0))};
+		p[i].ready = false;
+	}
+	int r = WSAPoll(fds, (ULONG)n, timeout_ms);
+	if (r == SOCKET_ERROR)
+		return -WSAGetLastError();
+	for (int i = 0; i < n; i++)
+		p[i].ready = fds[i].revents != 0;
+	return r;
+}
+
 void ows__sock_close(ows__sock s)
 {
 	if (s != OWS__NOSOCK)

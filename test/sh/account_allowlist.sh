@@ -52,7 +52,7 @@ check "owsbx names the refused site and how to allow it" \
 # Two calls at once in one session, through the library (test/sh/proxy_calls_host.c): the one
 # whose command's child is refused a site is told so, the quiet one beside it is not.
 cc -std=c11 -O2 -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/lib" -o "$BIN/proxy_calls_host" \
-	"$ROOT/test/sh/proxy_calls_host.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto -lpthread
+	"$ROOT/test/sh/proxy_calls_host.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 chmod 0755 "$BIN/proxy_calls_host"
 as_person mkdir -p "$PHOME/calls"
 out=$(as_person env OWSTEST_PROVIDER=account "$BIN/proxy_calls_host" calls "$UP" "$PHOME/calls" 2>&1)

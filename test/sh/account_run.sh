@@ -14,7 +14,7 @@ command -v cc >/dev/null || { echo "1..0 # SKIP no C compiler"; exit 0; }
 HOSTBIN=$T/host
 mkdir -m 0755 "$HOSTBIN"
 if cc -std=c11 -O2 -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/test/unit" -o "$HOSTBIN/run_host" \
-	"$ROOT/test/sh/run_host.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto -lpthread \
+	"$ROOT/test/sh/run_host.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread \
 	2>"$T/cc.err"; then
 	chmod 0755 "$HOSTBIN/run_host"
 	timeout -k 5 150 runuser -u "$PERSON" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \

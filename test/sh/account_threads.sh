@@ -9,7 +9,7 @@ ROOT=${OWS_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 if ! cc -std=c11 -O2 -g -D_GNU_SOURCE -I"$ROOT/include" -o "$BIN/threads_host" \
 	"$ROOT/test/sh/threads_host.c" "$ROOT/libowsandbox.a" \
-	-ljansson -linih -lmbedcrypto -lpthread; then
+	-ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread; then
 	not_ok "threads_host builds"
 	done_testing
 fi

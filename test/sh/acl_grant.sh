@@ -88,7 +88,7 @@ as_person bash -ec '
 
 # The host, the config and a state folder as machine setup leaves it.
 cc -std=c11 -O2 -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/lib" -o "$WORK/acl_host" \
-	"$ROOT/test/sh/acl_host.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto -lpthread ||
+	"$ROOT/test/sh/acl_host.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread ||
 	{ echo "Bail out! cannot build acl_host"; exit 255; }
 chmod 0755 "$WORK/acl_host"
 mkdir -p "$WORK/state/journal"

@@ -84,7 +84,7 @@ int main(void)
 }
 C
 cc -std=c11 -I"$OWSTEST_ROOT/include" -o "$SCR/calls" "$SCR/calls.c" "$OWSTEST_ROOT/libowsandbox.a" \
-	-ljansson -linih -lmbedcrypto || bail_out "cannot build the test's host"
+	-ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto || bail_out "cannot build the test's host"
 is "$(with_config "" "$SCR/calls" 2>&1)" '"config":"" "shared":false' \
 	"control: no machine config: report and catalog use the built-in defaults"
 is "$(with_config "$CFG

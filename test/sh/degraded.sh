@@ -123,7 +123,7 @@ is "$(owstest_session_dirs)" "" "... and the next session removes the private fo
 # timeout ends the daemons a command started (setsid, double fork, nohup) and no other call's.
 if command -v cc >/dev/null && cc -std=c11 -O2 -D_GNU_SOURCE -I"$OWSTEST_ROOT/include" \
 	-I"$OWSTEST_ROOT/test/unit" -o "$TU_BIN_DIR/run_host" "$OWSTEST_ROOT/test/sh/run_host.c" \
-	"$OWSTEST_ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto -lpthread 2>"$TU_TMP/cc.err"; then
+	"$OWSTEST_ROOT/libowsandbox.a" -ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread 2>"$TU_TMP/cc.err"; then
 	chmod 0755 "$TU_BIN_DIR/run_host"
 	AS_USER_TIMEOUT=150 AS_USER_CWD=$W without userns -- "$TU_BIN_DIR/run_host" landlock "$W" - \
 		timeout timeout_tree daemon </dev/null >"$TU_TMP/host.tap" 2>"$TU_TMP/host.err"

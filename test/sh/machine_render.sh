@@ -13,7 +13,7 @@ TMP=$(mktemp -d /tmp/owstest-render-XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 BIN=$TMP/machine_render
 if ! cc -Iinclude -Ilib -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/lib" -o "$BIN" \
-	"$ROOT/test/helpers/machine_render.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto; then
+	"$ROOT/test/helpers/machine_render.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto; then
 	echo "1..0 # SKIP cannot build the render helper (run make first)"
 	exit 0
 fi

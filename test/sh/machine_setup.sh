@@ -130,7 +130,7 @@ M() { "$OWSBX" machine sandbox "$@" --config "$CFG"; }
 # What the account provider is told (ows__machine_check), through a helper.
 CHECK=$W/machine_render
 cc -I"$ROOT/include" -I"$ROOT/lib" -D_GNU_SOURCE -o "$CHECK" "$ROOT/test/helpers/machine_render.c" \
-	"$ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto || CHECK=""
+	"$ROOT/libowsandbox.a" -ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto || CHECK=""
 machine_check() { # [user]
 	if [ -z "$CHECK" ]; then echo "no helper"; return; fi
 	if [ $# = 1 ]; then runuser -u "$1" -- "$CHECK" check "$CFG"; else "$CHECK" check "$CFG"; fi

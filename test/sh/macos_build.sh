@@ -58,7 +58,7 @@ for arch in aarch64 x86_64; do
 	printf 'int main(void) { return 0; }\n' >"$W/$arch/main.c"
 	ok "$arch: the whole library links into a macOS program (no call macOS lacks)" \
 		"build/zig/bin/$arch-macos-cc" -o "$W/$arch/whole" "$W/$arch/main.c" "$W/$arch"/*.o \
-		-Lbuild/macdeps/$arch/lib -ljansson -lmbedcrypto
+		-Lbuild/macdeps/$arch/lib -ljansson -lmbedtls -lmbedx509 -lmbedcrypto
 
 	for f in libowsandbox.a owsbx; do
 		imports "$out/$f" >"$W/$arch-$f.imports"

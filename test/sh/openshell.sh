@@ -95,7 +95,7 @@ is "$(ls -A "$RT" 2>/dev/null | wc -l)" 0 "... no record left under sandbox-runt
 # --- a site added while the session runs: OpenShell's policy update at once
 cc -std=c11 -O2 -D_GNU_SOURCE -I"$OWSTEST_ROOT/include" -o "$TU_BIN_DIR/openshell_host" \
 	"$OWSTEST_ROOT/test/sh/openshell_host.c" "$OWSTEST_ROOT/libowsandbox.a" \
-	-ljansson -linih -lmbedcrypto -lpthread || bail_out "cannot build openshell_host"
+	-ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread || bail_out "cannot build openshell_host"
 chmod 0755 "$TU_BIN_DIR/openshell_host"
 as_st ": >'$ST/calls'"
 out=$(as_user "$TU_BIN_DIR/openshell_host" "$TU_WORK" example.org 2>&1)

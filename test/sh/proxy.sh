@@ -37,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 
 if ! cc -I"$ROOT/include" -I"$ROOT/lib" -D_GNU_SOURCE -o "$TMP/proxy_host" \
-	"$ROOT/test/helpers/proxy_host.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto -lpthread; then
+	"$ROOT/test/helpers/proxy_host.c" "$ROOT/libowsandbox.a" -ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread; then
 	echo "1..0 # SKIP cannot build the host helper (make first)"
 	exit 0
 fi

@@ -20,7 +20,7 @@ owstest_user_setup
 
 HOST=$TU_BIN_DIR/proxy_calls_host
 cc -std=c11 -O2 -D_GNU_SOURCE -I"$OWSTEST_ROOT/include" -I"$OWSTEST_ROOT/lib" -o "$HOST" \
-	"$OWSTEST_DIR/sh/proxy_calls_host.c" "$OWSTEST_ROOT/libowsandbox.a" -ljansson -linih -lmbedcrypto \
+	"$OWSTEST_DIR/sh/proxy_calls_host.c" "$OWSTEST_ROOT/libowsandbox.a" -ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto \
 	-lpthread || bail_out "cannot build proxy_calls_host"
 chmod 0755 "$HOST"
 

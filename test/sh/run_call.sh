@@ -13,7 +13,7 @@ owstest_user_setup
 
 cc -std=c11 -O2 -D_GNU_SOURCE -I"$OWSTEST_ROOT/include" -I"$OWSTEST_ROOT/test/unit" \
 	-o "$TU_BIN_DIR/run_host" "$OWSTEST_ROOT/test/sh/run_host.c" "$OWSTEST_ROOT/libowsandbox.a" \
-	-ljansson -linih -lmbedcrypto -lpthread || bail_out "cannot build run_host"
+	-ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread || bail_out "cannot build run_host"
 chmod 0755 "$TU_BIN_DIR/run_host"
 
 # OWSTEST_RUN_TESTS: only these of the host's tests (run_host.c's names), for debugging.

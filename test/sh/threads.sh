@@ -13,7 +13,7 @@ owstest_user_setup
 
 cc -std=c11 -O2 -g -D_GNU_SOURCE -I"$OWSTEST_ROOT/include" -o "$TU_BIN_DIR/threads_host" \
 	"$OWSTEST_DIR/sh/threads_host.c" "$OWSTEST_ROOT/libowsandbox.a" \
-	-ljansson -linih -lmbedcrypto -lpthread || bail_out "cannot build threads_host"
+	-ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread || bail_out "cannot build threads_host"
 chmod 0755 "$TU_BIN_DIR/threads_host"
 
 # relay PROVIDER OUT: the host's "ok - X" / "not ok - X" lines as this file's tests.

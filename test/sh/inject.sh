@@ -1,0 +1,199 @@
+#!/bin/bash
+# Credentials kept outside (landlock): an entry marked `inject` reaches the sandbox as a
+# placeholder of the secret's length; for the entry's host only, the session's proxy ends
+# TLS with the session's CA (which the tools inside trust through SSL_CERT_FILE and the
+# like), puts the real token in the Authorization header, and speaks TLS again to the host,
+# verifying it (here a throwaway HTTPS server on loopback with a CA of the test's own).
+# The host accepts the real token only; a placeholder sent to another listed host, in a
+# body, or echoed back stays a placeholder; the token is in no file, variable or process
+# memory of the sandbox; entries that cannot be injected are refused with the reason.
+. "$(dirname "$0")/../lib.sh"
+. "$OWSTEST_DIR/user.sh"
+command -v openssl >/dev/null && command -v curl >/dev/null || skip_all "needs openssl and curl"
+owstest_user_setup
+H=$TU_HOME
+W=$(mktemp -d /tmp/owstest-inject.XXXXXX)
+owstest_remove_at_exit "$W"
+chmod 755 "$W"
+
+# The test's CA and the server's certificate, for localhost and 127.0.0.1.
+(
+	cd "$W" || exit 1
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key \
+		-out ca.pem -days 2 -subj "/CN=owstest inject CA" \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key \
+		-out srv.csr -subj "/CN=localhost" &&
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >ext &&
+	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+		-out srv.pem -extfile ext
+) >/dev/null 2>&1 || bail_out "cannot make the test's certificates"
+chmod 644 "$W"/*.pem
+TOKEN=owstest_$(openssl rand -hex 24)
+
+serve() { # NAME: its port lands in $W/NAME.port
+	"$PY" "$OWSTEST_ROOT/test/helpers/inject_server.py" "$W/srv.pem" "$W/srv.key" \
+		"$W/$1.log" "$W/$1.port" "$TOKEN" >/dev/null 2>&1 &
+	owstest_root_pid $!
+	for _ in $(seq 100); do [ -s "$W/$1.port" ] && break; sleep 0.05; done
+}
+serve injected
+serve other
+PA=$(cat "$W/injected.port")
+PB=$(cat "$W/other.port")
+[ -n "$PA" ] && [ -n "$PB" ] || bail_out "the test's HTTPS servers did not start"
+
+as_user /bin/sh -c "mkdir -p $H/.config/owstool && umask 077 && printf '%s\n' '$TOKEN' >$H/.config/owstool/token"
+cfg=$TU_BIN_DIR/inject.ini
+write_cfg() { printf '%s\n' "$@" $TU_OPEN_PARTIAL >"$cfg"; chmod 0644 "$cfg"; }
+entry=("[credential owstool]" "path = .config/owstool/token" "kind = credential"
+	"hosts = localhost:$PA" "env = OWSTOOL_TOKEN_FILE" "lets = call the owstool API")
+write_cfg "[credentials]" "enable = owstool" "inject = owstool" "upstream_ca = $W/ca.pem" "${entry[@]}"
+AS_USER_ENV=("OWSBX_CONFIG=$cfg")
+OUT=$TU_WORK/out
+as_user mkdir -p "$OUT"
+# what the sandbox needs of the test's files, in its read-write folder
+cp "$W/ca.pem" "$TU_WORK/test-ca.pem"
+
+# The memory probe: keeps what it sent and got in memory, says so, and waits for the host
+# to have looked at every process of the sandbox.
+cat >"$TU_WORK/probe.py" <<'PYEOF'
+import os, sys, time, urllib.request
+out, port = sys.argv[2], sys.argv[3]
+tok = open(os.environ["OWSTOOL_TOKEN_FILE"]).read().strip()
+req = urllib.request.Request("https://localhost:%s/echo" % port,
+                             headers={"Authorization": "Bearer " + tok})
+kept = urllib.request.urlopen(req, timeout=20).read()
+open(out + "/probe.txt", "wb").write(kept)
+open(out + "/ready", "w").close()
+for _ in range(600):
+    if os.path.exists(out + "/go"):
+        break
+    time.sleep(0.05)
+PYEOF
+chmod 644 "$TU_WORK/probe.py" "$TU_WORK/test-ca.pem"
+
+inside='
+t=$(cat "$OWSTOOL_TOKEN_FILE")
+echo "ph=$t"
+echo "a=$(curl -sS -H "Authorization: Bearer $t" https://localhost:'$PA'/ 2>&1)"
+echo "echo=$(curl -sS -H "Authorization: Bearer $t" https://localhost:'$PA'/echo 2>&1)"
+echo "post=$(curl -sS -H "Authorization: Bearer $t" --data "Authorization: Bearer $t" https://localhost:'$PA'/post 2>&1)"
+echo "b=$(curl -sS --cacert '$TU_WORK'/test-ca.pem -H "Authorization: Bearer $t" https://127.0.0.1:'$PB'/ 2>&1)"
+echo "bundle=$SSL_CERT_FILE"
+echo "node=$NODE_EXTRA_CA_CERTS"
+env >'$OUT'/env.txt
+cp -r "$HOME" '$OUT'/home-copy 2>/dev/null
+cat /proc/1/environ >'$OUT'/init-environ 2>/dev/null && echo "init_env=read" || echo "init_env=refused"
+head -c 1 /proc/1/mem >/dev/null 2>&1 && echo "init_mem=read" || echo "init_mem=refused"
+/usr/bin/python3 '$TU_WORK'/probe.py owstest-inject-probe '$OUT' '$PA' && echo probe=done'
+as_user_bg "$OWSBX" run --net allowlist --allow-site "127.0.0.1:$PB" --rw "$TU_WORK" -- \
+	/bin/sh -c "$inside" >"$W/run.out" 2>"$W/run.err" </dev/null
+RUN_PID=$AS_USER_PID
+for _ in $(seq 600); do [ -e "$OUT/ready" ] && break; kill -0 "$RUN_PID" 2>/dev/null || break; sleep 0.05; done
+ok "the sandbox's probe got its answer through the proxy" [ -e "$OUT/ready" ]
+
+# Every process of the sandbox (its PID namespace), init included, read as root.
+probe=""
+for p in $(pgrep -f "probe.py owstest-inject-probe"); do
+	[ "$(readlink "/proc/$p/ns/pid")" != "$(readlink /proc/self/ns/pid)" ] && probe=$p
+done
+isnt "$probe" "" "the probe runs in a PID namespace of its own"
+scan=$("$PY" - "$probe" "$TOKEN" <<'PYEOF'
+import os, re, sys
+probe, token = sys.argv[1], sys.argv[2].encode()
+ns = os.readlink("/proc/%s/ns/pid" % probe) if probe else None
+n = hits = 0
+for p in os.listdir("/proc"):
+    if not p.isdigit():
+        continue
+    try:
+        if os.readlink("/proc/%s/ns/pid" % p) != ns:
+            continue
+        maps = open("/proc/%s/maps" % p).read().splitlines()
+        mem = open("/proc/%s/mem" % p, "rb", 0)
+    except OSError:
+        continue
+    n += 1
+    for line in maps:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
+        if not m:
+            continue
+        a, b = int(m.group(1), 16), int(m.group(2), 16)
+        try:
+            mem.seek(a)
+            if token in mem.read(b - a):
+                hits += 1
+                print("hit in", p, open("/proc/%s/comm" % p).read().strip(), line, file=sys.stderr)
+        except (OSError, OverflowError, ValueError):
+            pass
+print(n, hits)
+PYEOF
+)
+touch "$OUT/go"
+wait "$RUN_PID"
+RUN_RC=$?
+R=$(cat "$W/run.out")
+kv() { sed -n "s/^$1=//p" <<<"$R"; }
+is "$RUN_RC" 0 "a session with an injected login runs" || diag "$R" "$(cat "$W/run.err")"
+read -r nproc hits <<<"$scan"
+ok "the memory of the sandbox's $nproc processes was read (init, shell, probe...)" [ "${nproc:-0}" -ge 3 ]
+is "$hits" 0 "no process of the sandbox holds the token in its memory"
+
+ph=$(kv ph)
+is "${#ph}" "${#TOKEN}" "the copy holds a placeholder of the token's length"
+isnt "$ph" "$TOKEN" "and not the token"
+like "$ph" '^owstest_[A-Za-z0-9]+$' "the placeholder keeps the token's type prefix"
+is "$(kv a)" "accepted" "the host accepts the request: the proxy put the real token in"
+got=$("$PY" -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["path"] == "/" and json.loads(l)["auth"] == "Bearer " + sys.argv[2]))' "$W/injected.log" "$TOKEN")
+is "$got" 1 "the injected host saw the real token in the header"
+is "$(kv echo)" "you sent: Bearer $ph" "a host that echoes the header hands back the placeholder, not the token"
+is "$(kv post)" "posted" "a request with a body goes through"
+body=$("$PY" -c 'import json,sys; print([json.loads(l)["body"] for l in open(sys.argv[1]) if json.loads(l)["path"] == "/post"][0])' "$W/injected.log")
+is "$body" "Authorization: Bearer $ph" "a placeholder in the body stays a placeholder"
+is "$(kv b)" "refused" "another listed host refuses the placeholder"
+bauth=$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["auth"])' "$W/other.log")
+is "$bauth" "Bearer $ph" "and was sent the placeholder, never the token"
+like "$(kv bundle)" "/home/.owsandbox/ca-bundle.pem\$" "SSL_CERT_FILE names the session's trust bundle"
+like "$(kv node)" "/home/.owsandbox/ca.pem\$" "NODE_EXTRA_CA_CERTS names the session's CA"
+is "$(kv init_mem)" "refused" "init's memory cannot be read from inside"
+unlike "$(cat "$OUT/env.txt")" "$TOKEN" "the token is in no variable of the sandbox"
+is "$(grep -rlF -- "$TOKEN" "$OUT" 2>/dev/null)" "" "nor in any file of the private home (copied out whole)"
+ok "the probe's answer holds the placeholder" grep -qF -- "$ph" "$OUT/probe.txt"
+ok "the original is untouched" grep -qxF -- "$TOKEN" "$H/.config/owstool/token"
+
+# The proxy verifies the real host: without the test's CA, the host does not verify.
+write_cfg "[credentials]" "enable = owstool" "inject = owstool" "${entry[@]}"
+sbx run --net allowlist -- /usr/bin/python3 -c '
+import os, socket, urllib.parse
+p = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
+s = socket.create_connection((p.hostname, p.port))
+s.sendall(b"CONNECT localhost:'$PA' HTTP/1.1\r\nHost: localhost:'$PA'\r\n\r\n")
+print(s.recv(4096).decode())'
+like "$SBX_OUT" "502 Bad Gateway" "a host whose certificate does not verify: the CONNECT gets a 502"
+like "$SBX_OUT" "does not verify" "which says why" || diag "$SBX_OUT"
+lines=$(wc -l <"$W/injected.log")
+is "$lines" 4 "and is never reached with one"
+
+# What cannot be injected is refused, with the reason, before anything starts.
+refused() { # DESC REGEX CONFIG-LINES...
+	local desc=$1 re=$2
+	shift 2
+	write_cfg "$@"
+	sbx run --net allowlist -- /bin/true
+	isnt "$SBX_RC" 0 "$desc: refused"
+	like "$SBX_ERR" "$re" "$desc: says why" || diag "$SBX_ERR"
+}
+refused "ssh" "cannot be injected: an SSH key signs" "[credentials]" "enable = ssh" "inject = ssh"
+refused "AWS keys" "SigV4" "[credentials]" "enable = aws-credentials" "inject = aws-credentials"
+refused "a wildcard host" "named exactly" "[credentials]" "enable = owstool" "inject = owstool" \
+	"[credential owstool]" "path = .config/owstool/token" "hosts = *.owstool.invalid:443"
+refused "inject without enable" "enable does not" "[credentials]" "inject = owstool" "${entry[@]}"
+as_user /bin/sh -c "printf 'user: someone\n' >$H/.config/owstool/settings"
+refused "no secret where the key says" "no secret to inject was found" "[credentials]" \
+	"enable = owstool" "inject = owstool" "[credential owstool]" \
+	"path = .config/owstool/settings" "hosts = localhost:$PA" "secret_key = token"
+refused "a file that is not one token" "not one token" "[credentials]" "enable = owstool" \
+	"inject = owstool" "[credential owstool]" "path = .config/owstool/settings" "hosts = localhost:$PA"
+owstest_check_clean "after the injected sessions"
+done_testing
