@@ -343,19 +343,27 @@ static int cmd_credentials(owsbx_args *a, ows_config *config)
 	json_t *root = json_loads(out, 0, NULL);
 	size_t i;
 	json_t *e;
-	printf("%-16s %-22s %-36s %-10s %s\n", "NAME", "WHAT", "PATH UNDER HOME", "HERE", "SHARED");
-	json_array_foreach(json_object_get(root, "credentials"), i, e)
-		printf("%-16s %-22s %-36s %-10s %s\n", json_string_value(json_object_get(e, "name")),
+	printf("%-16s %-22s %-36s %-10s %-9s %s\n", "NAME", "WHAT", "PATH UNDER HOME", "HERE",
+	       "SHARED", "INJECT");
+	json_array_foreach(json_object_get(root, "credentials"), i, e) {
+		const char *shared = !json_is_true(json_object_get(e, "shared")) ? "no"
+				     : json_is_true(json_object_get(e, "injected")) ? "injected"
+										: "copied";
+		printf("%-16s %-22s %-36s %-10s %-9s %s\n",
+		       json_string_value(json_object_get(e, "name")),
 		       json_string_value(json_object_get(e, "label")),
 		       json_string_value(json_object_get(e, "path")),
-		       json_is_true(json_object_get(e, "found")) ? "found" : "not found",
-		       json_is_true(json_object_get(e, "shared")) ? "yes" : "no");
+		       json_is_true(json_object_get(e, "found")) ? "found" : "not found", shared,
+		       json_is_string(json_object_get(e, "inject_header")) ? "can" : "cannot");
+	}
 	printf("\ntoolchains (read-only):\n");
 	json_array_foreach(json_object_get(root, "toolchains"), i, e)
 		printf("  %-22s %-10s %s\n", json_string_value(json_object_get(e, "path")),
 		       json_is_true(json_object_get(e, "found")) ? "found" : "not found",
 		       json_is_true(json_object_get(e, "shared")) ? "shared" : "");
-	printf("\nShare one in %s: [credentials] enable = NAME, [toolchains] enable = PATH\n",
+	printf("\nShare one in %s: [credentials] enable = NAME, [toolchains] enable = PATH;\n"
+	       "keep its secret outside with [credentials] inject = NAME (owsbx credentials --json "
+	       "says why an entry cannot)\n",
 	       ows_config_path(config)[0] ? ows_config_path(config) : OWS_CONFIG_DEFAULT_PATH);
 	json_decref(root);
 	ows_free(out);

@@ -562,13 +562,21 @@ static bool secret_byte(unsigned char c)
 	return c > 0x20 && c < 0x7f; /* visible ASCII: what a header value can carry as is */
 }
 
+static int check_length(size_t len, const char *where, ows_error *err)
+{
+	if (len >= OWS__INJECT_SECRET_MIN && len <= OWS__INJECT_SECRET_MAX)
+		return 0;
+	return ows__fail(err, OWS_EINVAL, 0, where, NULL,
+			 "a secret of %lu bytes cannot be injected (%d to %d)", (unsigned long)len,
+			 OWS__INJECT_SECRET_MIN, OWS__INJECT_SECRET_MAX);
+}
+
 int ows__inject_placeholder(const char *secret, size_t len, char *placeholder, ows_error *err)
 {
 	static const char alnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-	if (len < OWS__INJECT_SECRET_MIN || len > OWS__INJECT_SECRET_MAX)
-		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL,
-				 "a secret of %zu bytes cannot be injected (%d to %d)", len,
-				 OWS__INJECT_SECRET_MIN, OWS__INJECT_SECRET_MAX);
+	int rc = check_length(len, NULL, err);
+	if (rc < 0)
+		return rc;
 	size_t keep = 0;
 	for (size_t i = 0; i < len && i < 12; i++)
 		if (secret[i] == '_')
@@ -608,10 +616,9 @@ int ows__inject_add(ows__inject *inj, const char *host, int port, const char *he
 	if (!token)
 		return ows__fail(err, OWS_EINVAL, 0, header ? header : "(none)",
 				 "name a request header such as Authorization", "not a header name");
-	if (len < OWS__INJECT_SECRET_MIN || len > OWS__INJECT_SECRET_MAX)
-		return ows__fail(err, OWS_EINVAL, 0, host, NULL,
-				 "a secret of %zu bytes cannot be injected (%d to %d)", len,
-				 OWS__INJECT_SECRET_MIN, OWS__INJECT_SECRET_MAX);
+	int rc = check_length(len, host, err);
+	if (rc < 0)
+		return rc;
 	for (size_t i = 0; i < len; i++)
 		if (!secret_byte((unsigned char)secret[i]) ||
 		    !secret_byte((unsigned char)placeholder[i]))

@@ -705,12 +705,14 @@ int ows_catalog_json(const ows_config *config, char **out, ows_error *err)
 			json_array_append_new(hosts, json_string(e.more_hosts->v[k]));
 		if (strcmp(e.name, "kubectl") == 0)
 			json_array_append_new(hosts, json_string("(the servers named in the kubeconfig)"));
-		json_array_append_new(entries,
-				      json_pack("{s:s, s:s, s:s, s:s, s:o, s:b, s:b, s:s?}", "name",
-						e.name, "label", e.label, "path", e.path, "kind",
-						e.credential ? "credential" : "configuration", "hosts",
-						hosts, "found", found, "shared",
-						ows__cred_enabled(c, e.name), "variable", e.env));
+		json_array_append_new(
+			entries,
+			json_pack("{s:s, s:s, s:s, s:s, s:o, s:b, s:b, s:s?, s:b, s:s?, s:s?}", "name",
+				  e.name, "label", e.label, "path", e.path, "kind",
+				  e.credential ? "credential" : "configuration", "hosts", hosts, "found",
+				  found, "shared", ows__cred_enabled(c, e.name), "variable", e.env,
+				  "injected", ows__cred_injected(c, e.name), "inject_header",
+				  e.inject_header, "cannot_inject", e.no_inject));
 	}
 	json_t *tools = json_array();
 	for (size_t i = 0; ows__toolchain_at(i); i++) {

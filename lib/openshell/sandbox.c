@@ -291,6 +291,13 @@ static int share_in(ows_session *s, const ows_policy *policy, const ows_config *
 	char home[PATH_MAX];
 	snprintf(home, sizeof(home), "%s/home", oi->dir);
 	int rc = ows__share_collect(config, policy, home_dir(), home, sh, err);
+	/* OpenShell's gateway carries the sandbox's traffic, not our proxy: nothing would
+	 * put the secret back, and the tool would fail on its placeholder */
+	if (rc == 0 && sh->inject)
+		rc = ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell",
+			       "share the entry as a copy, or use the landlock or account provider",
+			       "[credentials] inject needs the session's own proxy, which OpenShell "
+			       "sandboxes do not use");
 	if (rc == 0)
 		rc = ows__share_write(home, sh, err);
 	if (rc == 0)

@@ -1,0 +1,106 @@
+#!/bin/bash
+# Credentials kept outside under the account provider: an injected entry's copy in the
+# closed account's private home holds a placeholder; the session's proxy (in the host)
+# puts the real token in the header for the entry's host only, which accepts it; another
+# listed host gets the placeholder; no process the closed account runs holds the token.
+. "$(dirname "$0")/../account_lib.sh"
+PY=/usr/bin/python3
+command -v openssl >/dev/null && command -v curl >/dev/null ||
+	{ echo "# needs openssl and curl"; done_testing; exit 0; }
+W=$T/inject
+mkdir -p "$W"
+(
+	cd "$W" || exit 1
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key \
+		-out ca.pem -days 2 -subj "/CN=owstest inject CA" \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key \
+		-out srv.csr -subj "/CN=localhost" &&
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >ext &&
+	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+		-out srv.pem -extfile ext
+) >/dev/null 2>&1 || { echo "Bail out! cannot make the test's certificates"; exit 255; }
+chmod 755 "$W"
+chmod 644 "$W"/*.pem
+TOKEN=owstest_$(openssl rand -hex 24)
+SERVERS=()
+for name in injected other; do
+	$PY "$ROOT/test/helpers/inject_server.py" "$W/srv.pem" "$W/srv.key" "$W/$name.log" \
+		"$W/$name.port" "$TOKEN" >/dev/null 2>&1 &
+	SERVERS+=($!)
+	for _ in $(seq 100); do [ -s "$W/$name.port" ] && break; sleep 0.05; done
+done
+trap 'kill "${SERVERS[@]}" 2>/dev/null; teardown' EXIT
+PA=$(cat "$W/injected.port") PB=$(cat "$W/other.port")
+
+runuser -u "$PERSON" -- sh -c "mkdir -p ~/.config/owstool ~/work && umask 077 &&
+	printf '%s\n' '$TOKEN' > ~/.config/owstool/token"
+cp -p "$CONF" "$T/config.before-inject"
+printf '%s\n' "[credentials]" "enable = owstool" "inject = owstool" "upstream_ca = $W/ca.pem" \
+	"[credential owstool]" "path = .config/owstool/token" "kind = credential" \
+	"hosts = localhost:$PA" "env = OWSTOOL_TOKEN_FILE" >>"$CONF"
+cp "$W/ca.pem" "$PHOME/work/test-ca.pem"
+chown "$PERSON" "$PHOME/work/test-ca.pem"
+
+as_person "$BIN/owsbx" run --provider account --net allowlist --allow-site "127.0.0.1:$PB" \
+	--rw "$PHOME/work" -- /bin/sh -c '
+	t=$(cat "$OWSTOOL_TOKEN_FILE")
+	echo "ph=$t"
+	echo "user=$(id -un)"
+	echo "a=$(curl -sS -H "Authorization: Bearer $t" https://localhost:'$PA'/ 2>&1)"
+	echo "b=$(curl -sS --cacert '$PHOME'/work/test-ca.pem -H "Authorization: Bearer $t" https://127.0.0.1:'$PB'/ 2>&1)"
+	env > '$PHOME'/work/env.txt
+	cp -r "$HOME" '$PHOME'/work/home-copy
+	touch '$PHOME'/work/ready
+	for i in $(seq 200); do [ -e '$PHOME'/work/go ] && break; sleep 0.05; done' \
+	>"$W/run.out" 2>&1 &
+RUN=$!
+for _ in $(seq 400); do [ -e "$PHOME/work/ready" ] && break; sleep 0.05; done
+# every process the closed account runs now, read as root
+hits=$($PY - "$(id -u "$CLOSED")" "$TOKEN" <<'PYEOF'
+import os, re, sys
+uid, token = sys.argv[1], sys.argv[2].encode()
+n = hits = 0
+for p in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if os.stat("/proc/" + p).st_uid != int(uid):
+            continue
+        maps = open("/proc/%s/maps" % p).read().splitlines()
+        mem = open("/proc/%s/mem" % p, "rb", 0)
+    except OSError:
+        continue
+    n += 1
+    for line in maps:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
+        try:
+            mem.seek(int(m.group(1), 16))
+            hits += token in mem.read(int(m.group(2), 16) - int(m.group(1), 16))
+        except (AttributeError, OSError, OverflowError, ValueError):
+            pass
+print(n, hits)
+PYEOF
+)
+touch "$PHOME/work/go"
+wait "$RUN"
+rc=$?
+out=$(cat "$W/run.out")
+kv() { sed -n "s/^$1=//p" <<<"$out"; }
+check "a session with an injected login runs as the closed account ($(kv user))" \
+	[ "$rc" = 0 ] && [ "$(kv user)" = "$CLOSED" ]
+[ "$rc" = 0 ] || diag <<<"$out"
+ph=$(kv ph)
+check "its copy holds a placeholder of the token's length, not the token" \
+	[ "${#ph}" = "${#TOKEN}" ] && [ "$ph" != "$TOKEN" ]
+check "the injected host accepts: the proxy put the real token in" [ "$(kv a)" = accepted ]
+check "another listed host is sent the placeholder, and refuses it" [ "$(kv b)" = refused ] &&
+	grep -qF "\"Bearer $ph\"" "$W/other.log"
+read -r nproc nhits <<<"$hits"
+check "the memory of the closed account's $nproc processes holds no token" \
+	[ "${nproc:-0}" -ge 2 ] && [ "$nhits" = 0 ]
+check "no variable inside holds it" sh -c "! grep -qF -- '$TOKEN' '$PHOME/work/env.txt'"
+check "no file of the private home holds it" sh -c "! grep -rqF -- '$TOKEN' '$PHOME/work/home-copy'"
+check "the trust bundle is in the private home" test -s "$PHOME/work/home-copy/.owsandbox/ca-bundle.pem"
+check "nothing of the session is left in sandboxes/" sh -c "[ -z \"\$(ls -A '$T/state/sandboxes')\" ]"
+rm -rf "$PHOME/work"
+cp -p "$T/config.before-inject" "$CONF"
+done_testing
