@@ -459,10 +459,12 @@ static int cmd_proxy(const owsbx_args *a)
 			json_t *b;
 			json_array_foreach(arr, i, b) {
 				json_int_t last = json_integer_value(json_object_get(b, "last_ms"));
-				fprintf(stderr, "owsbx proxy: refused %s:%lld (%s, %lld times)\n",
+				const char *by = json_string_value(json_object_get(b, "denied_by"));
+				fprintf(stderr, "owsbx proxy: refused %s:%lld (%s%s%s, %lld times)\n",
 					json_string_value(json_object_get(b, "host")),
 					(long long)json_integer_value(json_object_get(b, "port")),
-					json_string_value(json_object_get(b, "reason")),
+					json_string_value(json_object_get(b, "reason")), by ? " by " : "",
+					by ? by : "",
 					(long long)json_integer_value(json_object_get(b, "count")));
 				if (last + 1 > since)
 					since = last + 1;
