@@ -89,12 +89,13 @@ print(s.run(cmd).text)
 c = s.check_site('localhost', $UP)
 print(c.allowed, c.reason, c.pattern, c.allow)
 print(' '.join(x.pattern + '/' + x.source for x in s.sites()))
+print(' '.join(b.reason + '/' + b.denied_by + '/' + b.allow for b in s.blocked()))
 s.remove_site('!localhost')
 print(s.run(cmd).text)
 s.close()" 2>&1)
 AS_USER_ENV=()
 is "$(tr '\n' ';' <<<"$out")" \
-	"200;403;False denied !localhost:* None;localhost:$UP/policy !localhost:*/session;200;" \
+	"200;403;False denied !localhost:* None;localhost:$UP/policy !localhost:*/session;denied/!localhost:*/;200;" \
 	"a deny entry added while the session runs closes the site at once, and opens it again"
 
 sbx run --net allowlist --deny-site 'git.example+private' -- true
