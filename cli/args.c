@@ -19,10 +19,14 @@
 	 "session's proxy) or open; default: the config's network, else none"},                  \
 	{"--allow-site", NULL, "SITE",                                                           \
 	 "allow a site in allowlist: HOST:PORT, HOST (port 443), *.DOMAIN:PORT (subdomains, "    \
-	 "not the apex), @GROUP, or HOST:PORT+private to let it resolve to a private address "   \
-	 "(repeatable)"},                                                                        \
+	 "not the apex), @GROUP, or HOST:PORT+private to let it resolve to a private address; "  \
+	 "!SITE denies it, as --deny-site (repeatable)"},                                        \
+	{"--deny-site", NULL, "SITE",                                                            \
+	 "refuse a site in allowlist even where an allow entry, a group or a shared login's "   \
+	 "hosts cover it (a deny wins): HOST, HOST:PORT, *.DOMAIN (subdomains), an IP; without " \
+	 "a port or with :* every port (repeatable)"},                                           \
 	{"--allow-sites-file", NULL, "FILE",                                                     \
-	 "allow every site FILE lists, one a line, # comments (repeatable)"},                    \
+	 "allow every site FILE lists, one a line (!SITE denies), # comments (repeatable)"},     \
 	{"--provider", NULL, "NAME",                                                             \
 	 "the wall: landlock (needs no setup), account (after `owsbx machine sandbox setup`), "  \
 	 "openshell (an NVIDIA OpenShell sandbox) or direct (no wall at all); default: the "     \
@@ -93,6 +97,7 @@ static const owsbx_option proxy_options[] = {
 	{"--port", NULL, "N", "listen on 127.0.0.1 port N (default: the first free one of "
 			      "47800-47899)"},
 	{"--allow-site", NULL, "SITE", "allow a site, as run's --allow-site (repeatable)"},
+	{"--deny-site", NULL, "SITE", "refuse a site, as run's --deny-site (repeatable)"},
 	{"--allow-sites-file", NULL, "FILE", "allow every site FILE lists (repeatable)"},
 	{"--max-conns", NULL, "N", "client connections at once (default 4096); more get a 503"},
 	{"--connect-timeout-ms", NULL, "MS",
@@ -329,6 +334,15 @@ static int missing_words(ows_error *err, const owsbx_command *c)
 
 /* ---------------------------------------------------------------- values */
 
+char *owsbx_deny_pattern(const char *site)
+{
+	size_t n = strlen(site) + 2;
+	char *deny = malloc(n);
+	if (deny)
+		snprintf(deny, n, "%s%s", site[0] == '!' ? "" : "!", site);
+	return deny;
+}
+
 /* Options that shape a policy, in order, applied after --policy is loaded. */
 typedef struct pending {
 	const char *opt;
@@ -364,6 +378,12 @@ static int apply(owsbx_args *a, const pending *p, ows_error *err)
 		free(name);
 	} else if (strcmp(p->opt, "--allow-site") == 0) {
 		rc = ows_policy_add_host(a->policy, p->val, err);
+	} else if (strcmp(p->opt, "--deny-site") == 0) {
+		char *deny = owsbx_deny_pattern(p->val);
+		if (!deny)
+			return usage_error(err, NULL, NULL, "out of memory");
+		rc = ows_policy_add_host(a->policy, deny, err);
+		free(deny);
 	} else if (strcmp(p->opt, "--allow-sites-file") == 0) {
 		rc = ows_policy_add_hosts_file(a->policy, p->val, err);
 	} else if (strcmp(p->opt, "--run-as") == 0) {
@@ -448,6 +468,8 @@ static int set_option(owsbx_args *a, scan *sc, const char *name, const char *val
 		a->profile_name = val;
 	else if (a->cmd == OWSBX_CMD_PROXY && strcmp(name, "--allow-site") == 0)
 		a->sites[a->nsites++] = val;
+	else if (a->cmd == OWSBX_CMD_PROXY && strcmp(name, "--deny-site") == 0)
+		a->deny_sites[a->ndeny_sites++] = val;
 	else if (a->cmd == OWSBX_CMD_PROXY && strcmp(name, "--allow-sites-file") == 0)
 		a->site_files[a->nsite_files++] = val;
 	else if (strcmp(name, "--hosts-file") == 0)
@@ -674,7 +696,8 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 	sc.pend = calloc((size_t)argc, sizeof(*sc.pend));
 	a->sites = calloc((size_t)argc, sizeof(*a->sites));
 	a->site_files = calloc((size_t)argc, sizeof(*a->site_files));
-	if (!sc.pend || !a->sites || !a->site_files)
+	a->deny_sites = calloc((size_t)argc, sizeof(*a->deny_sites));
+	if (!sc.pend || !a->sites || !a->site_files || !a->deny_sites)
 		rc = usage_error(err, NULL, NULL, "out of memory");
 	if (rc == 0)
 		rc = scan_words(argc, argv, next, a, &sc, err);
@@ -692,5 +715,6 @@ void owsbx_args_free(owsbx_args *a)
 	a->policy = NULL;
 	free(a->sites);
 	free(a->site_files);
-	a->sites = a->site_files = NULL;
+	free(a->deny_sites);
+	a->sites = a->site_files = a->deny_sites = NULL;
 }

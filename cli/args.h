@@ -70,6 +70,8 @@ typedef struct owsbx_args {
 	size_t nsites;
 	const char **site_files;  /* --allow-sites-file, borrowed */
 	size_t nsite_files;
+	const char **deny_sites;  /* --deny-site, borrowed, without the '!' owsbx_deny_pattern adds */
+	size_t ndeny_sites;
 	int port;                 /* --port, 0: 47800-47899 */
 	const char *hosts_file;   /* --hosts-file (hidden, for tests) */
 	int connect_timeout_ms;   /* --connect-timeout-ms (hidden) */
@@ -91,6 +93,9 @@ typedef struct owsbx_args {
  */
 int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err);
 void owsbx_args_free(owsbx_args *a);
+/* --deny-site SITE as the library's deny entry, "!SITE" (a SITE given with its '!' is kept
+ * as it is); NULL when out of memory, else the caller frees it. */
+char *owsbx_deny_pattern(const char *site);
 /* Splits a proxy address ("127.0.0.1:47800", "http://[::1]:47800/"); 0 or -1. */
 int owsbx_split_proxy(const char *s, char *host, size_t cap, int *port);
 /* Every command with its options, their meaning, the exit statuses and the environment. */

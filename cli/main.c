@@ -50,7 +50,14 @@ static void print_blocked(ows_session *s, int64_t since_ms)
 	json_array_foreach(arr, i, b) {
 		const char *host = json_string_value(json_object_get(b, "host"));
 		const char *reason = json_string_value(json_object_get(b, "reason"));
+		const char *denied_by = json_string_value(json_object_get(b, "denied_by"));
 		bool private_addr = reason && strcmp(reason, "private address") == 0;
+		if (denied_by) { /* the person's own deny entry: nothing to suggest */
+			fprintf(stderr, "owsbx: the allow list refused %s:%lld while the command ran: "
+					"denied by %s\n",
+				host, (long long)json_integer_value(json_object_get(b, "port")), denied_by);
+			continue;
+		}
 		fprintf(stderr, "owsbx: the allow list refused %s:%lld while the command ran%s; "
 				"to allow it: --allow-site %s\n",
 			host, (long long)json_integer_value(json_object_get(b, "port")),
@@ -431,6 +438,11 @@ static int cmd_proxy(const owsbx_args *a)
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < a->nsites; i++)
 		rc = ows_proxy_allow(px, a->sites[i], &err);
+	for (size_t i = 0; rc == 0 && i < a->ndeny_sites; i++) {
+		char *deny = owsbx_deny_pattern(a->deny_sites[i]);
+		rc = deny ? ows_proxy_allow(px, deny, &err) : OWS_ENOMEM;
+		free(deny);
+	}
 	for (size_t i = 0; rc == 0 && i < a->nsite_files; i++)
 		rc = ows_proxy_allow_file(px, a->site_files[i], &err);
 	if (rc < 0) {
@@ -455,10 +467,12 @@ static int cmd_proxy(const owsbx_args *a)
 			json_t *b;
 			json_array_foreach(arr, i, b) {
 				json_int_t last = json_integer_value(json_object_get(b, "last_ms"));
-				fprintf(stderr, "owsbx proxy: refused %s:%lld (%s, %lld times)\n",
+				const char *by = json_string_value(json_object_get(b, "denied_by"));
+				fprintf(stderr, "owsbx proxy: refused %s:%lld (%s%s%s, %lld times)\n",
 					json_string_value(json_object_get(b, "host")),
 					(long long)json_integer_value(json_object_get(b, "port")),
-					json_string_value(json_object_get(b, "reason")),
+					json_string_value(json_object_get(b, "reason")), by ? " by " : "",
+					by ? by : "",
 					(long long)json_integer_value(json_object_get(b, "count")));
 				if (last + 1 > since)
 					since = last + 1;

@@ -179,6 +179,18 @@ OWS_API int ows_policy_set_network(ows_policy *policy, ows_net net, ows_error *e
  * A site for `allowlist`: "host:port", "host" (port 443), "*.example.com:443"
  * (subdomains, not the apex), "@package-registries" (a named group), or
  * "git.corp:443+private" (may resolve to a private address).
+ *
+ * A leading '!' makes it a deny entry, and a deny wins: "!gist.github.com"
+ * refuses that host even where an allow entry, a group or a shared login's
+ * hosts cover it too, whatever the order they were added.  Hosts as above
+ * ("!*.example.com" its subdomains, not the apex; IP literals), but a deny
+ * entry without a port, or with port "*", covers every port
+ * ("!evil.example" is "!evil.example:*").  It matches the name asked for, not
+ * the address it resolves to.  "+private" or "@group" after '!' is OWS_EINVAL.
+ * The same '!' works wherever a site is taken (ows_session_allow_site,
+ * ows_proxy_allow, allow-sites files, the machine's [sandbox] hosts, and its
+ * deny = key, which adds the '!').  The openshell provider refuses a deny
+ * entry (OWS_EINVAL): OpenShell's policy has no deny rules.
  */
 OWS_API int ows_policy_add_host(ows_policy *policy, const char *pattern, ows_error *err);
 /* Every site of a file: one per line, '#' comments.  Nothing added on a bad line. */
@@ -298,7 +310,10 @@ OWS_API const char *ows_session_cwd_for(const ows_session *session, const char *
 OWS_API const char *ows_session_agent_text(const ows_session *session);
 
 /*
- * Allow or take back a site while the session runs (`allowlist` only).
+ * Allow or take back a site while the session runs (`allowlist` only).  A
+ * deny entry ("!host", see ows_policy_add_host) is added the same way and
+ * wins at once; ows_session_remove_site("!host") takes it back, and
+ * removing "host" leaves a "!host" alone.
  *
  * Every allowlist session of a host process is served by one proxy in that
  * process (a loop thread and four resolver threads, started with the first
@@ -324,10 +339,12 @@ OWS_API int ows_session_blocked_json(ows_session *session, int64_t since_ms, cha
  * what the host's own web tools (search, fetch) ask before they reach out, so
  * that they obey the same list.  1 allowed, 0 refused, negative on error.
  * *why_json (may be NULL; caller frees) is {"allowed", "host" (normalised),
- * "port", "pattern" (the entry that covers it, or null), "reason" (refused:
- * "not listed", "private address" (then also "address"), "does not resolve";
- * or "network none", "network open" outside allowlist), "allow" (the entry
- * that would let it through, or null)}.  Names are resolved as the proxy
+ * "port", "pattern" (the entry that covers it, or null; for "denied" the deny
+ * entry, "!evil.example:*"), "reason" (refused: "not listed", "denied" (a deny
+ * entry covers it, whatever allows it too), "private address" (then also
+ * "address"), "does not resolve"; or "network none", "network open" outside
+ * allowlist), "allow" (the entry that would let it through, or null; always
+ * null for "denied": a deny entry is the person's to take back)}.  Names are resolved as the proxy
  * would (blocking: call it from a thread that may wait for DNS), so a listed
  * name that resolves to a private address is refused here too, and one that
  * does not resolve is refused as the proxy would fail it.  OWS_EINVAL for a
@@ -339,7 +356,8 @@ OWS_API int ows_session_check_site(ows_session *session, const char *host, int p
  * The session's sites and where each came from, for an Access view: a JSON
  * array of {"pattern", "source"}, source one of "machine" (the machine's
  * config), "policy", "credential" (a shared login's host), "session"
- * (ows_session_allow_site).  Patterns in canonical form, a group as listed
+ * (ows_session_allow_site).  Patterns in canonical form, a deny entry with
+ * its '!' ("!evil.example:*"), a group as listed
  * ("@package-registries"); an entry listed by two sources comes twice, and
  * ows_session_remove_site takes it from all.  "[]" outside allowlist.
  * Caller frees *out.
@@ -650,7 +668,8 @@ OWS_API int ows_proxy_port(const ows_proxy *proxy);
 /*
  * Adds or removes a pattern or @group while the proxy runs; both are
  * thread-safe and take effect for the next request.  OWS_EINVAL naming a bad
- * pattern.  Removing what is not listed is not an error.
+ * pattern.  Removing what is not listed is not an error.  A "!pattern" is a
+ * deny entry, and a deny wins (ows_policy_add_host says how it matches).
  */
 OWS_API int ows_proxy_allow(ows_proxy *proxy, const char *pattern, ows_error *err);
 OWS_API int ows_proxy_disallow(ows_proxy *proxy, const char *pattern, ows_error *err);
@@ -660,7 +679,9 @@ OWS_API int ows_proxy_disallow(ows_proxy *proxy, const char *pattern, ows_error 
  * "first_ms", "last_ms", "reason", "allow"}: "reason" is "not listed" or
  * "private address" (listed, but the name resolved to one), "allow" the
  * pattern that lets the site through ("git.corp:443+private" for the second);
- * the count is over the proxy's life.  Thread-safe.  Caller frees *out with
+ * or "reason" "denied" with "denied_by", the deny entry that refused it
+ * ("!evil.example:*"), and no "allow": nothing is suggested past a deny
+ * entry.  The reason is the last refusal's; the count is over the proxy's life.  Thread-safe.  Caller frees *out with
  * ows_free().
  */
 OWS_API int ows_proxy_blocked_json(ows_proxy *proxy, int64_t since_ms, char **out,

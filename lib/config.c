@@ -6,6 +6,8 @@
  *   provider = landlock          ; landlock | account | direct
  *   network = none               ; none | open | allowlist
  *   hosts = github.com:443, pypi.org
+ *   deny = gist.github.com       ; refused even where hosts, a group or a login allow it (a
+ *                                ; deny wins); no port: every port; as hosts = !gist.github.com
  *   private_root = /var/tmp      ; private folders on disk here (default: the sandbox's own /tmp)
  *   state_dir = /var/lib/owsandbox
  *   open_without_scopes = refuse ; refuse | partial: `open` where Landlock has no scopes
@@ -103,6 +105,29 @@ static int add_list(struct load_ctx *ctx, ows__strv *sv, const char *value)
 	return 1;
 }
 
+/*
+ * `deny = a, b`: each item joins the hosts as the deny entry "!a", checked
+ * here so that a typo is named with the file, not at the first session.
+ */
+static int add_denied(struct load_ctx *ctx, ows__strv *hosts, const char *value)
+{
+	ows__strv items = {0};
+	int ok = add_list(ctx, &items, value), rc;
+	for (size_t i = 0; ok && i < items.len; i++) {
+		const char *item = items.v[i];
+		char deny[520];
+		snprintf(deny, sizeof(deny), "%s%s", item[0] == '!' ? "" : "!", item);
+		ows_error why;
+		ows_error_clear(&why);
+		if (ows__site_check(deny, &why) < 0)
+			ok = bad_value(ctx, "deny", item, why.hint);
+		else if ((rc = ows__strv_push(hosts, deny, ctx->err)) < 0)
+			ctx->failed = rc, ok = 0;
+	}
+	ows__strv_free(&items);
+	return ok;
+}
+
 /* The [credential NAME] section being read, made on its first key. */
 static struct ows__cred_custom *custom_entry(struct load_ctx *ctx, const char *name)
 {
@@ -193,6 +218,8 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		}
 		if (strcmp(name, "hosts") == 0)
 			return add_list(ctx, &c->hosts, value);
+		if (strcmp(name, "deny") == 0)
+			return add_denied(ctx, &c->hosts, value);
 		if (strcmp(name, "open_without_scopes") == 0) {
 			if (strcmp(value, "refuse") != 0 && strcmp(value, "partial") != 0)
 				return bad_value(ctx, name, value, "use refuse or partial");

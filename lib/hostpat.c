@@ -130,6 +130,20 @@ bool ows__addr_is_public(const struct sockaddr *sa)
 	return true;
 }
 
+/* Refuses a deny entry that cannot mean what it says (a group, +private); 0 otherwise. */
+static int deny_misuse(const char *text, size_t len, ows_error *err)
+{
+	if (text[1] == '@')
+		return ows__fail(err, OWS_EINVAL, 0, text,
+				 "deny the group's hosts one by one, such as !gist.github.com",
+				 "a deny entry names a host, not a group");
+	if (len > 8 && strcmp(text + len - 8, "+private") == 0)
+		return ows__fail(err, OWS_EINVAL, 0, text,
+				 "drop +private: a deny entry refuses the site whatever it resolves to",
+				 "+private on a deny entry");
+	return 0;
+}
+
 int ows__pattern_parse(const char *text, ows__pattern *out, ows_error *err)
 {
 	memset(out, 0, sizeof(*out));
@@ -137,14 +151,18 @@ int ows__pattern_parse(const char *text, ows__pattern *out, ows_error *err)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, "give a host such as github.com:443",
 				 "no site pattern");
 	size_t len = strlen(text);
-	const char *plus = NULL;
-	if (len > 8 && strcmp(text + len - 8, "+private") == 0) {
-		plus = text + len - 8;
+	const char *s = text;
+	if (s[0] == '!') {
+		if (deny_misuse(text, len, err) < 0)
+			return OWS_EINVAL;
+		out->deny = true;
+		s++;
+		len--;
+	}
+	if (len > 8 && strcmp(s + len - 8, "+private") == 0) {
 		out->allow_private = true;
 		len -= 8;
 	}
-	(void)plus;
-	const char *s = text;
 	if (len >= 2 && s[0] == '*' && s[1] == '.') {
 		out->wildcard = true;
 		s += 2;
@@ -180,8 +198,11 @@ int ows__pattern_parse(const char *text, ows__pattern *out, ows_error *err)
 			plen = len - hlen - 1;
 		}
 	}
-	out->port = 443;
-	if (port) {
+	/* "!evil.com" means the site, not its port 443: a deny entry without a port covers all */
+	out->port = out->deny ? OWS__PORT_ANY : 443;
+	if (port && out->deny && plen == 1 && port[0] == '*') {
+		port = NULL;
+	} else if (port) {
 		if (plen == 0 || plen > 5)
 			goto bad;
 		int p = 0;
@@ -201,27 +222,33 @@ int ows__pattern_parse(const char *text, ows__pattern *out, ows_error *err)
 		goto bad; /* "*.com" and "*.10.0.0.1" cover too much or nothing */
 	out->kind = kind;
 	/* Naming an address or localhost exactly is the opt-in. */
-	if (!out->wildcard && (kind != OWS__HOST_NAME || strcmp(out->host, "localhost") == 0))
+	if (!out->deny && !out->wildcard &&
+	    (kind != OWS__HOST_NAME || strcmp(out->host, "localhost") == 0))
 		out->allow_private = true;
 	return 0;
 bad:
 	return ows__fail(err, OWS_EINVAL, 0, text,
-			 "use host:port, *.domain:port or a bare host (port 443); add +private for an "
-			 "internal host",
+			 out->deny ? "deny with !host, !host:port, !host:* or !*.domain (no port: "
+				     "every port)"
+				   : "use host:port, *.domain:port or a bare host (port 443); add "
+				     "+private for an internal host; ! in front denies it",
 			 "not a site pattern");
 }
 
 void ows__pattern_format(const ows__pattern *p, char out[300])
 {
 	bool implied = !p->wildcard && (p->kind != OWS__HOST_NAME || strcmp(p->host, "localhost") == 0);
-	snprintf(out, 300, "%s%s%s%s:%d%s", p->wildcard ? "*." : "",
+	char port[8] = "*";
+	if (p->port != OWS__PORT_ANY)
+		snprintf(port, sizeof(port), "%d", p->port);
+	snprintf(out, 300, "%s%s%s%s%s:%s%s", p->deny ? "!" : "", p->wildcard ? "*." : "",
 		 p->kind == OWS__HOST_IPV6 ? "[" : "", p->host, p->kind == OWS__HOST_IPV6 ? "]" : "",
-		 p->port, p->allow_private && !implied ? "+private" : "");
+		 port, p->allow_private && !implied ? "+private" : "");
 }
 
 bool ows__pattern_match(const ows__pattern *p, const char *host, int kind, int port)
 {
-	if (p->port != port)
+	if (p->port != port && p->port != OWS__PORT_ANY)
 		return false;
 	if (!p->wildcard)
 		return p->kind == kind && strcmp(p->host, host) == 0;

@@ -119,6 +119,7 @@ typedef struct blocked {
 	int kind;          /* ows__host_kind of host */
 	int64_t first_ms, last_ms;
 	bool private_addr; /* listed, but resolved to a private address (the last time) */
+	char denied[300];  /* the deny entry that refused it (the last time), or "" */
 } blocked;
 
 typedef struct override {
@@ -205,11 +206,18 @@ struct ows_proxy {
 
 /* ------------------------------------------------------------ allow list */
 
+/* One entry of the list: an allow and a deny entry of the same host are two. */
+static bool same_entry(const ows__pattern *q, const ows__pattern *p)
+{
+	return q->port == p->port && q->wildcard == p->wildcard && q->deny == p->deny &&
+	       strcmp(q->host, p->host) == 0;
+}
+
 static int add_pattern_locked(ows__pxc *cl, const ows__pattern *p)
 {
 	for (size_t i = 0; i < cl->npats; i++) {
 		ows__pattern *q = &cl->pats[i];
-		if (q->port == p->port && q->wildcard == p->wildcard && strcmp(q->host, p->host) == 0) {
+		if (same_entry(q, p)) {
 			q->allow_private = p->allow_private;
 			return 0;
 		}
@@ -229,8 +237,7 @@ static int add_pattern_locked(ows__pxc *cl, const ows__pattern *p)
 static void remove_pattern_locked(ows__pxc *cl, const ows__pattern *p)
 {
 	for (size_t i = 0; i < cl->npats; i++) {
-		ows__pattern *q = &cl->pats[i];
-		if (q->port == p->port && q->wildcard == p->wildcard && strcmp(q->host, p->host) == 0) {
+		if (same_entry(&cl->pats[i], p)) {
 			cl->pats[i] = cl->pats[--cl->npats];
 			return;
 		}
@@ -314,31 +321,45 @@ static int change(ows__pxc *cl, const char *text, const char *source, bool add, 
 	return 0;
 }
 
-/* The first entry that covers host:port, or NULL; *private_ok: some matching entry opted in. */
+/*
+ * The entry that decides host:port: a deny entry that covers it, whatever
+ * the order the entries came in (a deny wins), else the first allow entry
+ * that covers it, else NULL.  *private_ok: some covering allow entry opted in.
+ */
 static const ows__pattern *match_locked(const ows__pxc *cl, const char *host, int kind, int port,
 					bool *private_ok)
 {
 	const ows__pattern *first = NULL;
 	*private_ok = false;
-	for (size_t i = 0; i < cl->npats; i++)
-		if (ows__pattern_match(&cl->pats[i], host, kind, port)) {
-			if (!first)
-				first = &cl->pats[i];
-			*private_ok |= cl->pats[i].allow_private;
-		}
+	for (size_t i = 0; i < cl->npats; i++) {
+		const ows__pattern *p = &cl->pats[i];
+		if (!ows__pattern_match(p, host, kind, port))
+			continue;
+		if (p->deny)
+			return p;
+		if (!first)
+			first = p;
+		*private_ok |= p->allow_private;
+	}
 	return first;
 }
 
-/* Is host:port listed for the connection's session? */
-static bool allowed(ows__pxc *cl, const char *host, int kind, int port, bool *private_ok)
+/* Is host:port let through for the connection's session?  When a deny entry
+ * refuses it, `denied` is that entry, else "". */
+static bool allowed(ows__pxc *cl, const char *host, int kind, int port, bool *private_ok,
+		    char denied[300])
 {
+	denied[0] = '\0';
 	pthread_mutex_lock(&cl->px->mu);
-	bool ok = match_locked(cl, host, kind, port, private_ok) != NULL;
+	const ows__pattern *m = match_locked(cl, host, kind, port, private_ok);
+	if (m && m->deny)
+		ows__pattern_format(m, denied);
 	pthread_mutex_unlock(&cl->px->mu);
-	return ok;
+	return m && !m->deny;
 }
 
-static void record_blocked(ows_proxy *px, const conn *c, bool private_addr)
+/* `denied`: the deny entry that refused it, or NULL. */
+static void record_blocked(ows_proxy *px, const conn *c, bool private_addr, const char *denied)
 {
 	ows__pxc *cl = c->cl;
 	const char *host = c->host;
@@ -372,6 +393,7 @@ static void record_blocked(ows_proxy *px, const conn *c, bool private_addr)
 		b->count++;
 		b->last_ms = now;
 		b->private_addr = private_addr;
+		snprintf(b->denied, sizeof(b->denied), "%s", denied ? denied : "");
 	}
 	pthread_mutex_unlock(&px->mu);
 }
@@ -565,12 +587,21 @@ static void host_port(const conn *c, char *out, size_t cap)
 	snprintf(out, cap, "%s%s%s:%d", v6 ? "[" : "", c->host, v6 ? "]" : "", c->port);
 }
 
-static void refuse(ows_proxy *px, conn *c, const char *addr)
+/* `addr`: the private address a listed name resolved to; `denied`: the deny entry. */
+static void refuse(ows_proxy *px, conn *c, const char *addr, const char *denied)
 {
 	char hp[300], body[1400], hdr[360];
 	host_port(c, hp, sizeof(hp));
-	if (addr) {
-		record_blocked(px, c, true);
+	if (denied) {
+		/* No way to allow it is suggested: a deny entry is the person's own choice. */
+		record_blocked(px, c, false, denied);
+		snprintf(body, sizeof(body),
+			 "owsbx proxy: refused %s: the site is denied by this sandbox's list "
+			 "(entry %s).\nA deny entry wins over every allow entry; only the person "
+			 "running the sandbox can take it back.\n",
+			 hp, denied);
+	} else if (addr) {
+		record_blocked(px, c, true, NULL);
 		snprintf(body, sizeof(body),
 			 "owsbx proxy: refused %s: the name resolves to %s, an address on this "
 			 "machine or a private network.\nA listed site reaches such an address only "
@@ -578,7 +609,7 @@ static void refuse(ows_proxy *px, conn *c, const char *addr)
 			 "(owsbx run --allow-site %s+private).\n",
 			 hp, addr, hp, hp);
 	} else {
-		record_blocked(px, c, false);
+		record_blocked(px, c, false, NULL);
 		snprintf(body, sizeof(body),
 			 "owsbx proxy: refused %s: the site is not on this sandbox's allow list.\n"
 			 "To reach it, ask the person running the sandbox to allow %s (for example "
@@ -652,7 +683,7 @@ static void resolved(ows_proxy *px, conn *c, rjob *j, int64_t now)
 	}
 	char a[OWS__ADDR_TEXT_MAX];
 	if (!c->private_ok && first_private(j, a, sizeof(a))) {
-		refuse(px, c, a);
+		refuse(px, c, a, NULL);
 		return;
 	}
 	memcpy(c->addrs, j->addrs, sizeof(c->addrs));
@@ -754,9 +785,10 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 	c->kind = req.host_kind;
 	c->port = req.port;
 	bool priv = false;
-	if (!allowed(c->cl, c->host, c->kind, c->port, &priv)) {
+	char denied[300];
+	if (!allowed(c->cl, c->host, c->kind, c->port, &priv, denied)) {
 		ows__http_req_release(&req);
-		refuse(px, c, NULL);
+		refuse(px, c, NULL, denied[0] ? denied : NULL);
 		return;
 	}
 	c->private_ok = priv;
@@ -1469,6 +1501,19 @@ static void blocked_allow(const blocked *b, char out[300])
 	ows__pattern_format(&p, out);
 }
 
+/* The end of b's JSON object: why it was refused, and the entry that lets it through
+ * unless a deny entry refused it (that one is the person's to take back). */
+static size_t blocked_why(const blocked *b, char *out, size_t cap)
+{
+	if (b->denied[0])
+		return (size_t)snprintf(out, cap, "\"reason\":\"denied\",\"denied_by\":\"%s\"}",
+					b->denied);
+	char allow[300];
+	blocked_allow(b, allow);
+	return (size_t)snprintf(out, cap, "\"reason\":\"%s\",\"allow\":\"%s\"}",
+				b->private_addr ? "private address" : "not listed", allow);
+}
+
 /* Does record b belong in a list for `call` (OWS__PXC_ALL: every call, merged)? */
 static bool blocked_wanted(const blocked *b, int64_t call, int64_t since_ms)
 {
@@ -1484,6 +1529,7 @@ static void blocked_merge(blocked *into, const blocked *b)
 	if (b->last_ms >= into->last_ms) {
 		into->last_ms = b->last_ms;
 		into->private_addr = b->private_addr;
+		memcpy(into->denied, b->denied, sizeof(into->denied));
 	}
 }
 
@@ -1506,7 +1552,7 @@ static int blocked_json_locked(const ows__pxc *cl, int64_t since_ms, int64_t cal
 		else
 			list[n++] = *b;
 	}
-	size_t cap = 3 + n * (OWS__HOST_MAX + 300 + 180);
+	size_t cap = 3 + n * (OWS__HOST_MAX + 300 + 200);
 	char *s = malloc(cap);
 	if (!s) {
 		free(list);
@@ -1516,15 +1562,13 @@ static int blocked_json_locked(const ows__pxc *cl, int64_t since_ms, int64_t cal
 	s[o++] = '[';
 	for (size_t i = 0; i < n; i++) {
 		const blocked *b = &list[i];
-		char allow[300];
-		blocked_allow(b, allow);
-		/* hosts are normalised names or addresses: nothing to escape */
+		/* hosts and entries are normalised names or addresses: nothing to escape */
 		o += (size_t)snprintf(s + o, cap - o,
 				      "%s{\"host\":\"%s\",\"port\":%d,\"count\":%ld,\"first_ms\":%lld,"
-				      "\"last_ms\":%lld,\"reason\":\"%s\",\"allow\":\"%s\"}",
+				      "\"last_ms\":%lld,",
 				      i ? "," : "", b->host, b->port, b->count,
-				      (long long)b->first_ms, (long long)b->last_ms,
-				      b->private_addr ? "private address" : "not listed", allow);
+				      (long long)b->first_ms, (long long)b->last_ms);
+		o += blocked_why(b, s + o, cap - o);
 	}
 	s[o++] = ']';
 	s[o] = '\0';
@@ -1801,9 +1845,14 @@ int ows__pxc_check(ows__pxc *cl, const char *host, int port, ows__verdict *v, ow
 	bool private_ok = false;
 	pthread_mutex_lock(&cl->px->mu);
 	const ows__pattern *m = match_locked(cl, h, kind, port, &private_ok);
+	bool denied = m && m->deny;
 	if (m)
 		ows__pattern_format(m, v->pattern);
 	pthread_mutex_unlock(&cl->px->mu);
+	if (denied) {
+		v->reason = "denied";
+		return 0;
+	}
 	if (!m) {
 		v->reason = "not listed";
 		ows__pattern_format(&self, v->allow);

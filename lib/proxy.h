@@ -55,18 +55,26 @@ OWS__HIDDEN bool ows__addr_is_public(const struct sockaddr *sa);
  *   NAME...+private     also when NAME resolves to a loopback, private or
  *                       link-local address (an internal registry); listing
  *                       an IP literal or `localhost` exactly implies it
+ *   !PATTERN            a deny entry: refuses what it covers even when an
+ *                       allow entry covers it too (a deny wins, whatever the
+ *                       order they were listed); the same hosts as above, but
+ *                       without a port, or with port `*`, every port; no
+ *                       +private, no @group
  */
+#define OWS__PORT_ANY 0 /* a deny entry's port when it covers every port */
+
 typedef struct ows__pattern {
 	char host[OWS__HOST_MAX]; /* without "*." for a wildcard */
-	int port;
+	int port;                 /* OWS__PORT_ANY only on a deny entry */
 	bool wildcard;
 	bool allow_private;
+	bool deny;
 	int kind;                 /* ows__host_kind of host (a wildcard is a NAME) */
 } ows__pattern;
 
 /* Parses one pattern; OWS_EINVAL naming it when it is not one. */
 OWS__HIDDEN int ows__pattern_parse(const char *text, ows__pattern *out, ows_error *err);
-/* The canonical text form ("*.example.com:443+private"); `out` has 300 bytes. */
+/* The canonical text form ("*.example.com:443+private", "!evil.com:*"); `out` has 300 bytes. */
 OWS__HIDDEN void ows__pattern_format(const ows__pattern *p, char out[300]);
 /* Does `p` cover this normalised host and port? */
 OWS__HIDDEN bool ows__pattern_match(const ows__pattern *p, const char *host, int kind, int port);
@@ -187,9 +195,11 @@ typedef struct ows__verdict {
 	bool allowed;
 	char host[OWS__HOST_MAX]; /* normalised */
 	int port;
-	char pattern[300];        /* the entry that covers it, or "" */
-	const char *reason;       /* refused: "not listed", "private address", "does not resolve" */
-	char allow[300];          /* refused: the entry that would let it through, or "" */
+	char pattern[300];        /* the entry that covers it (a deny entry for "denied"), or "" */
+	const char *reason;       /* refused: "not listed", "denied", "private address",
+				     "does not resolve" */
+	char allow[300];          /* refused: the entry that would let it through, or "" (always
+				     for "denied": only the person may take a deny entry back) */
 	char addr[OWS__ADDR_TEXT_MAX]; /* "private address": the address it resolved to */
 } ows__verdict;
 

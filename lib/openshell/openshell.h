@@ -57,6 +57,8 @@ typedef struct ows__os_render {
 				      "--" and the main command, last */
 } ows__os_render;
 
+/* OWS_EINVAL naming a deny entry ("!host"), which OpenShell's policy cannot express; else 0. */
+OWS__HIDDEN int ows__os_refuse_deny(const char *pattern, ows_error *err);
 /* Renders `spec` into *out (freed with ows__os_render_free, also after a failure). */
 OWS__HIDDEN int ows__os_render_spec(const ows__os_spec *spec, ows__os_render *out,
 				    ows_error *err);

@@ -231,6 +231,23 @@ static void emit_list(FILE *f, const char *key, const char *const *base, size_t 
 		put_item(f, "    ", spec->runner_dir);
 }
 
+/*
+ * OpenShell's network policy lists only what may be reached, and the strict
+ * profile always lists the code hosts and registries: a deny entry cannot be
+ * expressed there, so it is refused by name rather than dropped.
+ */
+int ows__os_refuse_deny(const char *pattern, ows_error *err)
+{
+	if (!pattern || pattern[0] != '!')
+		return 0;
+	return ows__fail(err, OWS_EINVAL, 0, pattern,
+			 "remove the deny entry, or use the landlock or account provider, whose "
+			 "proxy honours it",
+			 "openshell policy: OpenShell's network policy has no deny rules, so %s "
+			 "cannot be honoured",
+			 pattern);
+}
+
 /* One network_policies entry: `hosts` reachable by any executable of the sandbox. */
 static int emit_network_entry(FILE *f, const char *key, const char *name,
 			      const char *const *hosts, ows_error *err)
@@ -243,7 +260,9 @@ static int emit_network_entry(FILE *f, const char *key, const char *name,
 	for (size_t i = 0; hosts[i]; i++) {
 		char host[256];
 		unsigned port = 0;
-		int rc = split_host(hosts[i], host, sizeof(host), &port, err);
+		int rc = ows__os_refuse_deny(hosts[i], err);
+		if (rc == 0)
+			rc = split_host(hosts[i], host, sizeof(host), &port, err);
 		if (rc)
 			return rc;
 		put_field(f, "      ", "- host", host);

@@ -311,6 +311,9 @@ static int os_open(ows_session *s, const ows_policy *policy, const ows_config *c
 	ows__os_facts facts;
 	ows__os_facts_read(&facts);
 	int rc = ows__os_refuse(&facts, err);
+	/* The machine's hosts do not reach OpenShell's policy; its deny entries must not be lost. */
+	for (size_t i = 0; rc == 0 && i < config->hosts.len; i++)
+		rc = ows__os_refuse_deny(config->hosts.v[i], err);
 	if (rc < 0)
 		return rc;
 	struct os_impl *oi = ows__calloc(1, sizeof(*oi), err);
@@ -390,6 +393,9 @@ static int os_spawn(ows_session *s, ows_proc *proc, const char *const argv[], ch
 static int os_allow_site(ows_session *s, const char *pattern, ows_error *err)
 {
 	struct os_impl *oi = s->impl;
+	int rc = ows__os_refuse_deny(pattern, err);
+	if (rc < 0)
+		return rc;
 	char ep[512];
 	const char *colon = strrchr(pattern, ':');
 	snprintf(ep, sizeof(ep), colon ? "%s" : "%s:443", pattern);

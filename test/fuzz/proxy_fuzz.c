@@ -4,7 +4,8 @@
  * crashing, it checks what the proxy relies on: a parsed head lies within the
  * input, the rewritten head is one string of the stated length with one Host
  * and no proxy headers, a host normalises to itself, a pattern's canonical
- * form parses back to the same pattern and matches its own host.
+ * form parses back to the same pattern and matches its own host (a deny entry
+ * without a port: on every port).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,7 +74,8 @@ static void fuzz_pattern(const char *buf, size_t len)
 	ows__pattern_format(&p, canon);
 	CHECK(ows__pattern_parse(canon, &q, NULL) == 0);
 	CHECK(q.port == p.port && q.wildcard == p.wildcard && q.allow_private == p.allow_private &&
-	      strcmp(q.host, p.host) == 0);
+	      q.deny == p.deny && strcmp(q.host, p.host) == 0);
+	CHECK(!p.deny || !p.allow_private);
 	if (!p.wildcard) {
 		CHECK(ows__pattern_match(&p, p.host, p.kind, p.port));
 	} else {
@@ -85,7 +87,10 @@ static void fuzz_pattern(const char *buf, size_t len)
 		}
 		CHECK(!ows__pattern_match(&p, p.host, OWS__HOST_NAME, p.port));
 	}
-	CHECK(!ows__pattern_match(&p, p.host, p.kind, p.port == 1 ? 2 : p.port - 1));
+	if (p.port == OWS__PORT_ANY) /* a deny entry for every port */
+		CHECK(p.deny && ows__pattern_match(&p, p.host, p.kind, 8080) != p.wildcard);
+	else
+		CHECK(!ows__pattern_match(&p, p.host, p.kind, p.port == 1 ? 2 : p.port - 1));
 }
 
 /* Chunk framing: fed whole or in two pieces, the same bytes belong to the body. */

@@ -4,7 +4,8 @@
 # that maps test names onto them (the proxy's test-only resolver override), and real
 # clients (curl, python, git, nc -X connect, owsbx connect).  Checks allowed, refused (403
 # naming the host), bad requests (400), unreachable (502), slow (504), DNS rebinding,
-# wildcards, keep-alive re-checks, runtime add/remove and the blocked log.
+# wildcards, deny entries (--deny-site: a deny wins over a wildcard), keep-alive re-checks,
+# runtime add/remove and the blocked log.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OWSBX=${OWSBX_SRC:-$ROOT/owsbx}
@@ -106,7 +107,7 @@ for _ in $(seq 100); do [ -s "$TMP/upstream.ports" ] && break; sleep 0.1; done
 read -r WEB ECHO SLOW <"$TMP/upstream.ports"
 
 cat >"$TMP/hosts" <<EOF2
-127.0.0.1 up.test rebind.test a.wild.test wild.test
+127.0.0.1 up.test rebind.test a.wild.test b.wild.test wild.test
 10.77.0.2 ns.test
 10.77.0.99 silent.test
 EOF2
@@ -123,8 +124,8 @@ silent.test:8080+private
 EOF2
 
 "$OWSBX" proxy --port 0 --hosts-file "$TMP/hosts" --allow-sites-file "$TMP/sites" \
-	--allow-site @package-registries --connect-timeout-ms 1500 --response-timeout-ms 1000 \
-	>"$TMP/port" 2>"$TMP/proxy.err" &
+	--allow-site @package-registries --deny-site b.wild.test --connect-timeout-ms 1500 \
+	--response-timeout-ms 1000 >"$TMP/port" 2>"$TMP/proxy.err" &
 PIDS+=($!)
 for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.1; done
 P=$(head -1 "$TMP/port")
@@ -178,6 +179,12 @@ out=$($C "http://a.wild.test:$WEB/index.html" 2>&1)
 is "$out" "hello from upstream" "a wildcard covers a subdomain"
 out=$($C -i "http://wild.test:$WEB/index.html" 2>&1)
 like "$out" "^HTTP/1.1 403" "a wildcard does not cover the apex"
+out=$($C -i "http://b.wild.test:$WEB/index.html" 2>&1)
+like "$out" "^HTTP/1.1 403" "--deny-site refuses a subdomain the wildcard allows"
+like "$out" "denied by this sandbox's list \(entry !b.wild.test:\*\)" "its 403 names the deny entry"
+unlike "$out" "allow-site" "and suggests no allow entry"
+out=$($C -p "https://b.wild.test:$WEB/" 2>&1)
+like "$out" "CONNECT tunnel failed, response 403" "a CONNECT to it is refused too"
 
 # keep-alive: every request on one connection is checked
 out=$($PY - "$P" "$WEB" <<'PY'
@@ -343,6 +350,8 @@ out=$(printf 'GET http://up.test/ HTTP/1.1\r\nX: %s\r\n\r\n' "$big" | nc -w 3 12
 like "$out" "^HTTP/1.1 400.*too large" "a request head over 16 KiB gets 400"
 
 like "$(cat "$TMP/proxy.err")" "refused example.com:80" "owsbx proxy reports refusals on stderr"
+like "$(cat "$TMP/proxy.err")" "refused b.wild.test:$WEB \(denied by !b.wild.test:\*," \
+	"and a denied site with its deny entry"
 kill "${PIDS[1]}" 2>/dev/null
 echo "1..$N"
 [ "$FAILED" -eq 0 ]

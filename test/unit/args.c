@@ -160,7 +160,7 @@ int main(void)
 
 		rc = PARSE(&a, &err, "proxy", "--port", "47801", "--allow-site", "github.com",
 			   "--allow-site", "*.example.com:443", "--allow-sites-file", sites,
-			   "--max-conns", "8", "--connect-timeout-ms", "500", "--response-timeout-ms",
+			   "--deny-site", "gist.github.com", "--max-conns", "8", "--connect-timeout-ms", "500", "--response-timeout-ms",
 			   "900", "--hosts-file", "/tmp/hosts");
 		is_int(rc, 0, "proxy with every option parses");
 		is_int(a.cmd, OWSBX_CMD_PROXY, "as proxy");
@@ -168,6 +168,7 @@ int main(void)
 		ok(a.nsites == 2 && strcmp(a.sites[0], "github.com") == 0 &&
 		   strcmp(a.sites[1], "*.example.com:443") == 0, "both --allow-site, in order");
 		ok(a.nsite_files == 1 && strcmp(a.site_files[0], sites) == 0, "--allow-sites-file");
+		ok(a.ndeny_sites == 1 && strcmp(a.deny_sites[0], "gist.github.com") == 0, "--deny-site");
 		ok(a.max_conns == 8 && a.connect_timeout_ms == 500 && a.response_timeout_ms == 900,
 		   "the hidden numbers");
 		is_str(a.hosts_file, "/tmp/hosts", "--hosts-file");
@@ -437,6 +438,19 @@ int main(void)
 					   "\"registry.npmjs.org:443\"]") != NULL,
 		   "every site in the policy, in order (%s)", policy_json(&a));
 		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "run", "--net", "allowlist", "--allow-site", "@code-hosting",
+			   "--deny-site", "api.github.com", "--deny-site", "!*.example.com:22",
+			   "--allow-site", "!evil.example:*", "--", "true");
+		is_int(rc, 0, "--deny-site and an --allow-site with '!' parse");
+		ok(strstr(policy_json(&a), "\"hosts\":[\"@code-hosting\",\"!api.github.com\","
+					   "\"!*.example.com:22\",\"!evil.example:*\"]") != NULL,
+		   "each a deny entry in the policy (%s)", policy_json(&a));
+		owsbx_args_free(&a);
+		rc = PARSE(&a, &err, "run", "--net", "allowlist", "--deny-site", "git.corp+private",
+			   "--", "true");
+		is_int(rc, OWSBX_EXIT_USAGE, "--deny-site with +private: exit status 2");
+		ok(strstr(err.what, "+private") != NULL, "the error says why (%s)", err.what);
+		owsbx_args_free(&a);
 		rc = PARSE(&a, &err, "run", "--allow-sites-file", "/nonexistent/owstest-sites", "--",
 			   "true");
 		is_int(rc, OWSBX_EXIT_USAGE, "a missing sites file: exit status 2");
@@ -599,7 +613,7 @@ int main(void)
 		is_usage(rc, &err, "unknown option", "-", "a lone dash");
 		owsbx_args_free(&a);
 
-		char *valued[] = {"--rw", "--ro", "--net", "--allow-site", "--allow-sites-file",
+		char *valued[] = {"--rw", "--ro", "--net", "--allow-site", "--deny-site", "--allow-sites-file",
 				  "--provider", "--policy", "--config", "--events", "--env", "--run-as"};
 		for (size_t i = 0; i < sizeof(valued) / sizeof(*valued); i++) {
 			rc = PARSE(&a, &err, "run", valued[i]);

@@ -40,6 +40,17 @@ int main(void)
 	is_str(ows_config_path(c), path, "it says which file it read");
 	ows_config_free(c);
 
+	is_int(load("[sandbox]\nhosts = a.example, *.b.example\ndeny = x.a.example, !y.b.example:22\n",
+		    &c, &err), 0, "deny beside hosts loads");
+	ok(c->hosts.len == 4 && strcmp(c->hosts.v[2], "!x.a.example") == 0 &&
+		   strcmp(c->hosts.v[3], "!y.b.example:22") == 0,
+	   "its entries join the hosts as deny entries, a '!' given or not");
+	ows_config_free(c);
+	is_int(load("[sandbox]\ndeny = git.example+private\n", &c, &err), OWS_ECONFIG,
+	       "a deny entry with +private is refused when the file is read");
+	ok(strstr(err.what, "deny") && strstr(err.hint, "+private"), "naming the key and why (%s; %s)",
+	   err.what, err.hint);
+
 	is_int(load("[sandbox]\n", &c, &err), 0, "an empty [sandbox] loads");
 	ok(!c->open_unscoped, "open_without_scopes: refuse by default");
 	ows_config_free(c);

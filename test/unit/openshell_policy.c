@@ -306,6 +306,8 @@ static void refusals(void)
 	refuses_host("a host with a quote", "exa\"mple.com", "bad host");
 	refuses_host("a host with a newline", "example.com\n- host: evil.com", "bad host");
 	refuses_host("an IPv6 literal", "[::1]:443", "bad host");
+	refuses_host("a deny entry (OpenShell has no deny rule)", "!gist.github.com", "no deny rules");
+	refuses_host("a deny entry with a port", "!evil.example:22", "no deny rules");
 
 	ok(ows__os_render_spec(NULL, &r, NULL) == OWS_EINVAL, "refused: no spec");
 }

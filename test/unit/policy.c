@@ -42,6 +42,16 @@ int main(void)
 	ows_policy_free(again);
 	ows_policy_free(p);
 
+	is_int(parse("{\"hosts\":[\"@code-hosting\",\"!gist.github.com\",\"!*.example.com:22\"]}", &p,
+		     &err), 0, "deny entries in a policy's hosts parse");
+	out = ows_policy_to_json(p);
+	ok(out && strstr(out, "\"!gist.github.com\",\"!*.example.com:22\""), "and are kept with their '!'");
+	free(out);
+	ows_policy_free(p);
+	is_int(parse("{\"hosts\":[\"!git.corp:443+private\"]}", &p, &err), OWS_EINVAL,
+	       "a deny entry with +private is refused");
+	ok(strstr(err.what, "+private") != NULL, "by name (%s)", err.what);
+
 	is_int(parse("{\"folders\":[], \"colour\":1}", &p, &err), OWS_EINVAL, "unknown key refused");
 	is_str(err.where, "colour", "the error names the key");
 	ok(p == NULL, "nothing returned on error");

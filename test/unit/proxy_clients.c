@@ -180,6 +180,34 @@ int main(void)
 	is_int(ows__pxc_check(a, "127.0.0.1", 80, &v, NULL), 0, "an unlisted address is refused");
 	is_int(ows__pxc_check(a, "bad host!", 80, &v, NULL), OWS_EINVAL, "a bad host is OWS_EINVAL");
 
+	/* A deny entry wins over the group that lists the host, added before or after it. */
+	ok(ows__pxc_allow(a, "!api.github.com", "session", NULL) == 0, "a deny entry is listed");
+	is_int(ows__pxc_check(a, "api.github.com", 443, &v, NULL), 0, "a denied group host is refused");
+	ok(strcmp(v.reason, "denied") == 0 && strcmp(v.pattern, "!api.github.com:*") == 0 && !v.allow[0],
+	   "as denied, by its entry, with no allow entry suggested (%s, %s, '%s')", v.reason, v.pattern,
+	   v.allow);
+	ows__pxc_check(a, "github.com", 443, &v, NULL); /* may not resolve here: not refused as denied */
+	ok(strcmp(v.pattern, "github.com:443") == 0 && strcmp(v.reason ? v.reason : "", "denied"),
+	   "its neighbour in the group is not denied (%s)", v.reason ? v.reason : "allowed");
+	ows__pxc_allow(a, "!owstest-d.invalid:80", "machine", NULL);
+	ows__pxc_allow(a, "owstest-d.invalid:80", "session", NULL);
+	is_int(ows__pxc_check(a, "owstest-d.invalid", 80, &v, NULL), 0, "allowed after its deny: refused");
+	is_str(v.reason, "denied", "as denied");
+	ows__pxc_disallow(a, "owstest-d.invalid:80", NULL);
+	ows__pxc_disallow(a, "!owstest-d.invalid:80", NULL);
+	ows__pxc_allow(a, "!owstest-a.invalid", "machine", NULL);
+	is_int(request(pa, "owstest-a.invalid"), 403, "the proxy refuses a listed site once denied");
+	char *jd = blocked(a, 0);
+	ok(jd && strstr(jd, "\"host\":\"owstest-a.invalid\",\"port\":80,") &&
+		   strstr(jd, "\"reason\":\"denied\",\"denied_by\":\"!owstest-a.invalid:*\"}") &&
+		   !strstr(jd, "\"allow\":\"owstest-a.invalid"),
+	   "its blocked entry says denied, by which entry, and suggests no allow: %s", jd);
+	free(jd);
+	ows__pxc_disallow(a, "!owstest-a.invalid:*", NULL);
+	ows__pxc_disallow(a, "!api.github.com", NULL);
+	ows__pxc_check(a, "api.github.com", 443, &v, NULL);
+	is_str(v.pattern, "api.github.com:443", "a deny removed, the group's entry covers it again");
+
 	ows__strv pats = {0}, srcs = {0};
 	ows__pxc_sites(a, &pats, &srcs, NULL);
 	ok(pats.len == 3 && strcmp(pats.v[0], "owstest-a.invalid:80") == 0 &&

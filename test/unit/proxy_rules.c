@@ -83,6 +83,30 @@ int main(void)
 	for (int i = 0; bad[i]; i++)
 		is_str(fmt(bad[i]), "(invalid)", "refused pattern '%s'", bad[i]);
 
+	ok(match("!evil.example", "evil.example", 443) && match("!evil.example", "evil.example", 22),
+	   "a deny entry without a port covers every port");
+	ok(match("!evil.example:*", "evil.example", 8080), "so does one with port *");
+	ok(match("!evil.example:22", "evil.example", 22) && !match("!evil.example:22", "evil.example", 443),
+	   "a deny entry with a port covers that port only");
+	ok(match("!*.evil.example", "a.evil.example", 80) && !match("!*.evil.example", "evil.example", 80),
+	   "a deny wildcard covers subdomains, not the apex");
+	ok(match("![::1]", "::1", 9) && !match("!10.0.0.5", "10.0.0.6", 443), "deny IP literals");
+	is_str(fmt("!Evil.Example"), "!evil.example:*", "a deny entry's canonical form");
+	is_str(fmt("!*.evil.example:8443"), "!*.evil.example:8443", "with a port, a wildcard");
+	ok(ows__pattern_parse("!10.0.0.5:80", &p, NULL) == 0 && p.deny && !p.allow_private,
+	   "a deny entry of an address is not an opt-in to anything");
+	const char *bad_deny[] = {"!", "!!x.example", "!*", "!x.example:", "!x.example:**",
+				  "x.example:*", "!x.example+private", "!@code-hosting", NULL};
+	for (int i = 0; bad_deny[i]; i++)
+		is_str(fmt(bad_deny[i]), "(invalid)", "refused deny pattern '%s'", bad_deny[i]);
+	ows_error e;
+	ows_error_clear(&e);
+	ok(ows__site_check("!git.example:443+private", &e) == OWS_EINVAL && strstr(e.what, "+private"),
+	   "+private on a deny entry is refused by name: %s", e.what);
+	ows_error_clear(&e);
+	ok(ows__site_check("!@code-hosting", &e) == OWS_EINVAL && strstr(e.what, "group"),
+	   "so is a denied group: %s", e.what);
+
 	ok(ows__site_check("@package-registries", NULL) == 0, "a named group");
 	ok(ows__site_check("@nope", NULL) < 0, "an unknown group");
 	const char *const *g = ows__sites_group("code-hosting");

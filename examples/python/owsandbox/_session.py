@@ -37,12 +37,14 @@ class BlockedSite:
     count: int = 0
     first_ms: int = 0
     last_ms: int = 0
+    denied_by: str = ""  # reason "denied": the deny entry ("!evil.example:*"); allow is ""
 
     @classmethod
     def _of(cls, d: Mapping[str, Any]) -> "BlockedSite":
         return cls(str(d.get("host", "")), int(d.get("port", 0)), str(d.get("reason", "")),
                    str(d.get("allow", "")), int(d.get("count", 0)),
-                   int(d.get("first_ms", 0)), int(d.get("last_ms", 0)))
+                   int(d.get("first_ms", 0)), int(d.get("last_ms", 0)),
+                   str(d.get("denied_by", "")))
 
 
 @dataclass(frozen=True)
