@@ -222,8 +222,10 @@ OWS_API int ows_policy_add_toolchain(ows_policy *policy, const char *path, ows_e
 
 /*
  * The credential catalog on this machine, as JSON: each entry with its
- * label, path under the home, kind, hosts, whether it is found here and
- * whether the config shares it; and the toolchain folders on offer.
+ * label, path under the home, kind, hosts, whether it is found here,
+ * whether the config shares it and whether as a placeholder the proxy
+ * replaces ("injected"; "inject_header" the header it can go in, or
+ * "cannot_inject" why not); and the toolchain folders on offer.
  * Caller frees *out.
  */
 OWS_API int ows_catalog_json(const ows_config *config, char **out, ows_error *err);

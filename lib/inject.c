@@ -662,6 +662,16 @@ bool ows__inject_wants(const ows__inject *inj, const char *host, int port)
 	return false;
 }
 
+void ows__inject_hide(const ows__inject *inj, char *d, size_t len)
+{
+	for (size_t i = 0; inj && i < inj->nrules; i++) {
+		const rule *r = &inj->rules[i];
+		for (char *p = d; (p = (char *)find(p, len - (size_t)(p - d), r->secret, r->len));
+		     p += r->len)
+			memcpy(p, r->placeholder, r->len);
+	}
+}
+
 bool ows__inject_is_placeholder(const ows__inject *inj, const char *v, size_t len)
 {
 	for (size_t i = 0; i < inj->nrules; i++)

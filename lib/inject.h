@@ -55,6 +55,10 @@ OWS__HIDDEN int ows__inject_add(ows__inject *inj, const char *host, int port, co
 				const char *secret, const char *placeholder, size_t len,
 				ows_error *err);
 
+/* Turns every secret added into its placeholder in d[0..len), in place: for
+ * whatever else goes into the sandbox (other entries' copies, variables). */
+OWS__HIDDEN void ows__inject_hide(const ows__inject *inj, char *d, size_t len);
+
 /* Is v[0..len) the placeholder of a secret added? */
 OWS__HIDDEN bool ows__inject_is_placeholder(const ows__inject *inj, const char *v, size_t len);
 

@@ -1745,6 +1745,13 @@ void ows__pxc_inject(ows__pxc *cl, ows__inject *inj)
 	ows__inject_free(old);
 }
 
+void ows__pxc_hide(ows__pxc *cl, char *text)
+{
+	pthread_mutex_lock(&cl->px->mu);
+	ows__inject_hide(cl->inject, text, strlen(text));
+	pthread_mutex_unlock(&cl->px->mu);
+}
+
 int ows__pxc_allow(ows__pxc *cl, const char *pattern, const char *source, ows_error *err)
 {
 	return change(cl, pattern, source, true, err);

@@ -571,6 +571,10 @@ int ows__share_collect(const ows_config *config, const ows_policy *policy, const
 		if (rc == 0)
 			rc = ows__strv_push(&lets, c.lets, err);
 	}
+	/* an injected secret goes in nowhere: not in another entry's copy either */
+	for (size_t i = 0; rc == 0 && sh->inject && i < sh->nfiles; i++)
+		if (!sh->files[i].dir)
+			ows__inject_hide(sh->inject, sh->files[i].data, sh->files[i].len);
 	if (rc == 0 && sh->inject)
 		rc = add_trust(sh, priv_home, err);
 	if (rc == 0)
@@ -802,6 +806,9 @@ char *ows__find_owsbx(void)
 int ows__share_apply(ows_session *s, ows__share *sh, ows_error *err)
 {
 	int rc = ows__env_add_share(&s->env, sh, err);
+	/* nor in a variable, whatever its name */
+	for (size_t i = 0; sh->inject && i < s->env.len; i++)
+		ows__inject_hide(sh->inject, s->env.v[i], strlen(s->env.v[i]));
 	if (rc == 0 && sh->agent_text) {
 		free(s->agent_text);
 		s->agent_text = sh->agent_text;

@@ -43,12 +43,16 @@ PA=$(cat "$W/injected.port")
 PB=$(cat "$W/other.port")
 [ -n "$PA" ] && [ -n "$PB" ] || bail_out "the test's HTTPS servers did not start"
 
-as_user /bin/sh -c "mkdir -p $H/.config/owstool && umask 077 && printf '%s\n' '$TOKEN' >$H/.config/owstool/token"
+as_user /bin/sh -c "mkdir -p $H/.config/owstool && umask 077 && printf '%s\n' '$TOKEN' >$H/.config/owstool/token &&
+	printf 'notes: the token is %s\n' '$TOKEN' >$H/.config/owsnotes.txt"
 cfg=$TU_BIN_DIR/inject.ini
 write_cfg() { printf '%s\n' "$@" $TU_OPEN_PARTIAL >"$cfg"; chmod 0644 "$cfg"; }
 entry=("[credential owstool]" "path = .config/owstool/token" "kind = credential"
 	"hosts = localhost:$PA" "env = OWSTOOL_TOKEN_FILE" "lets = call the owstool API")
-write_cfg "[credentials]" "enable = owstool" "inject = owstool" "upstream_ca = $W/ca.pem" "${entry[@]}"
+# owsnotes, shared as a copy, holds the token too: it must not take it in
+notes=("[credential owsnotes]" "path = .config/owsnotes.txt" "kind = configuration")
+write_cfg "[credentials]" "enable = owstool, owsnotes" "inject = owstool" "upstream_ca = $W/ca.pem" \
+	"${entry[@]}" "${notes[@]}"
 AS_USER_ENV=("OWSBX_CONFIG=$cfg")
 OUT=$TU_WORK/out
 as_user mkdir -p "$OUT"
@@ -82,6 +86,7 @@ echo "post=$(curl -sS -H "Authorization: Bearer $t" --data "Authorization: Beare
 echo "b=$(curl -sS --cacert '$TU_WORK'/test-ca.pem -H "Authorization: Bearer $t" https://127.0.0.1:'$PB'/ 2>&1)"
 echo "bundle=$SSL_CERT_FILE"
 echo "node=$NODE_EXTRA_CA_CERTS"
+echo "notes=$(cat "$HOME/.config/owsnotes.txt")"
 env >'$OUT'/env.txt
 cp -r "$HOME" '$OUT'/home-copy 2>/dev/null
 cat /proc/1/environ >'$OUT'/init-environ 2>/dev/null && echo "init_env=read" || echo "init_env=refused"
@@ -157,10 +162,17 @@ is "$bauth" "Bearer $ph" "and was sent the placeholder, never the token"
 like "$(kv bundle)" "/home/.owsandbox/ca-bundle.pem\$" "SSL_CERT_FILE names the session's trust bundle"
 like "$(kv node)" "/home/.owsandbox/ca.pem\$" "NODE_EXTRA_CA_CERTS names the session's CA"
 is "$(kv init_mem)" "refused" "init's memory cannot be read from inside"
+is "$(kv notes)" "notes: the token is $ph" "another entry's copy gets the placeholder too"
 unlike "$(cat "$OUT/env.txt")" "$TOKEN" "the token is in no variable of the sandbox"
 is "$(grep -rlF -- "$TOKEN" "$OUT" 2>/dev/null)" "" "nor in any file of the private home (copied out whole)"
 ok "the probe's answer holds the placeholder" grep -qF -- "$ph" "$OUT/probe.txt"
 ok "the original is untouched" grep -qxF -- "$TOKEN" "$H/.config/owstool/token"
+
+# A variable the host passes with the token in it (on its own command line here, so apart
+# from the memory scan above: landlock's init is a copy of the host's memory).
+sbx run --net allowlist --env "OWSTEST_PASSED=$TOKEN" -- /bin/sh -c 'echo "$OWSTEST_PASSED"'
+isnt "$SBX_OUT" "$TOKEN" "a variable the host passes with the token in it does not carry it in"
+like "$SBX_OUT" "^owstest_[A-Za-z0-9]{$((${#ph} - 8))}\$" "it carries a placeholder of the same form"
 
 # The proxy verifies the real host: without the test's CA, the host does not verify.
 write_cfg "[credentials]" "enable = owstool" "inject = owstool" "${entry[@]}"
