@@ -33,7 +33,7 @@ configs=("$@")
 #   6.12-nosuid: what installs and runs the setuid launcher with /tmp nosuid.
 subset() {
 	case $1 in
-	6.1) echo test/sh/verify.sh test/sh/net.sh test/sh/unix.sh test/sh/kernel.sh \
+	6.1) echo test/sh/verify.sh test/sh/net.sh test/sh/unix.sh test/sh/kernel.sh test/sh/inject.sh \
 		test/sh/open_partial.sh test/sh/account_wall.sh ;;
 	6.1-nouserns) echo test/sh/degraded.sh test/sh/attacks.sh test/sh/account_wall.sh ;;
 	6.12) echo test/sh/kernel.sh test/sh/account_limits.sh test/sh/limits.sh ;;

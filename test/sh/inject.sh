@@ -46,7 +46,7 @@ PB=$(cat "$W/other.port")
 as_user /bin/sh -c "mkdir -p $H/.config/owstool && umask 077 && printf '%s\n' '$TOKEN' >$H/.config/owstool/token &&
 	printf 'notes: the token is %s\n' '$TOKEN' >$H/.config/owsnotes.txt"
 cfg=$TU_BIN_DIR/inject.ini
-write_cfg() { printf '%s\n' "$@" $TU_OPEN_PARTIAL >"$cfg"; chmod 0644 "$cfg"; }
+write_cfg() { printf '%s\n' "$@" >"$cfg"; chmod 0644 "$cfg"; }
 entry=("[credential owstool]" "path = .config/owstool/token" "kind = credential"
 	"hosts = localhost:$PA" "env = OWSTOOL_TOKEN_FILE" "lets = call the owstool API")
 # owsnotes, shared as a copy, holds the token too: it must not take it in
