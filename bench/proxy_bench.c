@@ -74,6 +74,17 @@ static void write_all(int fd, const char *b, size_t n)
 	}
 }
 
+/* Reads what comes into buf[len..cap); the new length.  Exits when the peer closed. */
+static size_t read_more(int fd, char *buf, size_t len, size_t cap, const char *what)
+{
+	ssize_t r = read(fd, buf + len, cap - len);
+	if (r <= 0) {
+		fprintf(stderr, "%s: closed\n", what);
+		exit(1);
+	}
+	return len + (size_t)r;
+}
+
 /* CONNECT through the proxy; returns the tunnel or exits. */
 static int tunnel(int port, int proxy)
 {
@@ -84,12 +95,7 @@ static int tunnel(int port, int proxy)
 	write_all(fd, req, (size_t)n);
 	size_t len = 0;
 	while (len < sizeof(buf) - 1) {
-		ssize_t r = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (r <= 0) {
-			fprintf(stderr, "tunnel: closed\n");
-			exit(1);
-		}
-		len += (size_t)r;
+		len = read_more(fd, buf, len, sizeof(buf) - 1, "tunnel");
 		buf[len] = '\0';
 		if (strstr(buf, "\r\n\r\n"))
 			break;
@@ -107,14 +113,8 @@ static void small_exchange(int fd)
 	write_all(fd, small_req, sizeof(small_req) - 1);
 	char buf[sizeof(small_resp)];
 	size_t len = 0;
-	while (len < sizeof(small_resp) - 1) {
-		ssize_t r = read(fd, buf + len, sizeof(small_resp) - 1 - len);
-		if (r <= 0) {
-			fprintf(stderr, "small request: no response\n");
-			exit(1);
-		}
-		len += (size_t)r;
-	}
+	while (len < sizeof(small_resp) - 1)
+		len = read_more(fd, buf, len, sizeof(small_resp) - 1, "small request");
 	if (memcmp(buf, small_resp, len) != 0) {
 		fprintf(stderr, "small request: wrong response\n");
 		exit(1);
