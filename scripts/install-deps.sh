@@ -22,7 +22,7 @@ apt-get install -y -q --no-install-recommends \
 	openssh-client openssh-server git curl python3 python3-pip ca-certificates \
 	python3-pytest python3-venv python3-setuptools python3-wheel python3-wheel-whl python3-yaml \
 	netcat-openbsd clang libclang-rt-14-dev jq \
-	bubblewrap firejail hyperfine tinyproxy \
+	bubblewrap firejail hyperfine tinyproxy haproxy \
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev \
 	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file \
 	man-db groff-base
