@@ -9,19 +9,9 @@ command -v openssl >/dev/null && command -v curl >/dev/null ||
 	{ echo "# needs openssl and curl"; done_testing; exit 0; }
 W=$T/inject
 mkdir -p "$W"
-(
-	cd "$W" || exit 1
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key \
-		-out ca.pem -days 2 -subj "/CN=owstest inject CA" \
-		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign &&
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key \
-		-out srv.csr -subj "/CN=localhost" &&
-	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >ext &&
-	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
-		-out srv.pem -extfile ext
-) >/dev/null 2>&1 || { echo "Bail out! cannot make the test's certificates"; exit 255; }
+. "$ROOT/test/inject_certs.sh"
+inject_certs "$W" || { echo "Bail out! cannot make the test's certificates"; exit 255; }
 chmod 755 "$W"
-chmod 644 "$W"/*.pem
 TOKEN=owstest_$(openssl rand -hex 24)
 SERVERS=()
 for name in injected other; do
@@ -57,29 +47,7 @@ as_person "$BIN/owsbx" run --provider account --net allowlist --allow-site "127.
 RUN=$!
 for _ in $(seq 400); do [ -e "$PHOME/work/ready" ] && break; sleep 0.05; done
 # every process the closed account runs now, read as root
-hits=$($PY - "$(id -u "$CLOSED")" "$TOKEN" <<'PYEOF'
-import os, re, sys
-uid, token = sys.argv[1], sys.argv[2].encode()
-n = hits = 0
-for p in filter(str.isdigit, os.listdir("/proc")):
-    try:
-        if os.stat("/proc/" + p).st_uid != int(uid):
-            continue
-        maps = open("/proc/%s/maps" % p).read().splitlines()
-        mem = open("/proc/%s/mem" % p, "rb", 0)
-    except OSError:
-        continue
-    n += 1
-    for line in maps:
-        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
-        try:
-            mem.seek(int(m.group(1), 16))
-            hits += token in mem.read(int(m.group(2), 16) - int(m.group(1), 16))
-        except (AttributeError, OSError, OverflowError, ValueError):
-            pass
-print(n, hits)
-PYEOF
-)
+hits=$($PY "$ROOT/test/helpers/memscan.py" uid "$(id -u "$CLOSED")" "$TOKEN")
 touch "$PHOME/work/go"
 wait "$RUN"
 rc=$?

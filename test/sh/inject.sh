@@ -16,19 +16,8 @@ W=$(mktemp -d /tmp/owstest-inject.XXXXXX)
 owstest_remove_at_exit "$W"
 chmod 755 "$W"
 
-# The test's CA and the server's certificate, for localhost and 127.0.0.1.
-(
-	cd "$W" || exit 1
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key \
-		-out ca.pem -days 2 -subj "/CN=owstest inject CA" \
-		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign &&
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key \
-		-out srv.csr -subj "/CN=localhost" &&
-	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >ext &&
-	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
-		-out srv.pem -extfile ext
-) >/dev/null 2>&1 || bail_out "cannot make the test's certificates"
-chmod 644 "$W"/*.pem
+. "$OWSTEST_DIR/inject_certs.sh"
+inject_certs "$W" || bail_out "cannot make the test's certificates"
 TOKEN=owstest_$(openssl rand -hex 24)
 
 serve() { # NAME: its port lands in $W/NAME.port
@@ -104,37 +93,7 @@ for p in $(pgrep -f "probe.py owstest-inject-probe"); do
 	[ "$(readlink "/proc/$p/ns/pid")" != "$(readlink /proc/self/ns/pid)" ] && probe=$p
 done
 isnt "$probe" "" "the probe runs in a PID namespace of its own"
-scan=$("$PY" - "$probe" "$TOKEN" <<'PYEOF'
-import os, re, sys
-probe, token = sys.argv[1], sys.argv[2].encode()
-ns = os.readlink("/proc/%s/ns/pid" % probe) if probe else None
-n = hits = 0
-for p in os.listdir("/proc"):
-    if not p.isdigit():
-        continue
-    try:
-        if os.readlink("/proc/%s/ns/pid" % p) != ns:
-            continue
-        maps = open("/proc/%s/maps" % p).read().splitlines()
-        mem = open("/proc/%s/mem" % p, "rb", 0)
-    except OSError:
-        continue
-    n += 1
-    for line in maps:
-        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
-        if not m:
-            continue
-        a, b = int(m.group(1), 16), int(m.group(2), 16)
-        try:
-            mem.seek(a)
-            if token in mem.read(b - a):
-                hits += 1
-                print("hit in", p, open("/proc/%s/comm" % p).read().strip(), line, file=sys.stderr)
-        except (OSError, OverflowError, ValueError):
-            pass
-print(n, hits)
-PYEOF
-)
+scan=$("$PY" "$OWSTEST_ROOT/test/helpers/memscan.py" ns "$probe" "$TOKEN")
 touch "$OUT/go"
 wait "$RUN_PID"
 RUN_RC=$?
