@@ -407,18 +407,27 @@ static int inject_hosts(ows__inject *inj, const ows__cred *c, const char *secret
 	return rc;
 }
 
-/* One secret found: its placeholder goes into the copies, the secret to the injector. */
-static int take_secret(ows__share *sh, size_t from, const ows__cred *c, char *secret, size_t len,
-		       ows_error *err)
+/*
+ * One secret found, at `at` in a copy: its placeholder goes into the copies, the secret to
+ * the injector.  It is taken out first, since the copies it stands in are rewritten.
+ */
+static int take_secret(ows__share *sh, size_t from, const ows__cred *c, const char *at,
+		       size_t len, ows_error *err)
 {
-	char *placeholder = malloc(len + 1);
-	if (!placeholder)
-		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
-	int rc = ows__inject_placeholder(secret, len, placeholder, err);
+	char *secret = malloc(len), *placeholder = malloc(len);
+	int rc = secret && placeholder ? 0
+				       : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	if (rc == 0) {
+		memcpy(secret, at, len);
+		rc = ows__inject_placeholder(secret, len, placeholder, err);
+	}
 	if (rc == 0)
 		rc = inject_hosts(sh->inject, c, secret, placeholder, len, err);
 	if (rc == 0)
 		swap_everywhere(sh, from, sh->nfiles, secret, placeholder, len);
+	if (secret)
+		mbedtls_platform_zeroize(secret, len);
+	free(secret);
 	free(placeholder);
 	return rc;
 }
@@ -473,13 +482,7 @@ static int inject_entry(const ows_config *config, const ows__cred *c, size_t fro
 			/* a second copy of a secret is its placeholder by now */
 			if (ows__inject_is_placeholder(sh->inject, file->data + vs, vl))
 				continue;
-			char *secret = malloc(vl);
-			if (!secret)
-				return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
-			memcpy(secret, file->data + vs, vl);
-			rc = take_secret(sh, from, c, secret, vl, err);
-			mbedtls_platform_zeroize(secret, vl);
-			free(secret);
+			rc = take_secret(sh, from, c, file->data + vs, vl, err);
 			found++;
 		}
 	}
