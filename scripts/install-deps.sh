@@ -19,7 +19,7 @@ apt-get install -y -q --no-install-recommends \
 	build-essential pkg-config \
 	libmbedtls-dev libjansson-dev libinih-dev \
 	acl libacl1-dev nftables iproute2 passwd util-linux procps apparmor \
-	openssh-client openssh-server git curl python3 python3-pip ca-certificates \
+	openssh-client openssh-server git curl openssl python3 python3-pip ca-certificates \
 	python3-pytest python3-venv python3-setuptools python3-wheel python3-wheel-whl python3-yaml \
 	netcat-openbsd clang libclang-rt-14-dev jq \
 	bubblewrap firejail hyperfine tinyproxy haproxy \
