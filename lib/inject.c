@@ -8,9 +8,11 @@
  * are few (a tool's API calls), so a thread each keeps the TLS state
  * machines out of the event loop at no cost that matters.
  *
- * Every thread parses its own copies of the keys and certificates it uses:
+ * No thread shares a key or certificate with another while it uses it:
  * mbedTLS caches precomputed points inside an EC key's group on first use,
- * so one key shared between threads would be written by two at once.
+ * so one key used by two threads would be written by both at once.  Each
+ * parses its own leaf key, and takes a parsed trust store from a small pool
+ * (parsing the system's costs about 7 ms), giving it back at the end.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,6 +49,7 @@
 #define HEAD_MAX 16384
 #define VALID_DAYS 30
 #define TRUST_MAX (8u << 20)
+#define TRUST_POOL 4               /* parsed trust stores kept for the next tunnels */
 
 typedef struct rule {
 	char host[OWS__HOST_MAX];
@@ -72,6 +75,12 @@ typedef struct relay {
 	char *pre;
 	size_t pre_len;
 } relay;
+
+/* A parsed trust store, used by one relay at a time. */
+typedef struct trust {
+	struct trust *next;
+	mbedtls_x509_crt crt;
+} trust;
 
 typedef struct rng {
 	mbedtls_entropy_context entropy;
@@ -102,6 +111,8 @@ struct ows__inject {
 	relay *relays;
 	int nrelays;
 	bool stopping;
+	trust *pool;             /* parsed stores no relay is using */
+	int npool;
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -549,6 +560,12 @@ void ows__inject_free(ows__inject *inj)
 	forget((char *)inj->leaf_key_der, inj->leaf_key_len);
 	free(inj->ca_der);
 	free(inj->ca_pem);
+	while (inj->pool) {
+		trust *t = inj->pool;
+		inj->pool = t->next;
+		mbedtls_x509_crt_free(&t->crt);
+		free(t);
+	}
 	free(inj->system_pem);
 	free(inj->trust_pem);
 	rng_free(&inj->rng);
@@ -1150,18 +1167,54 @@ static void answer_tls(side *c, const char *host, const char *why)
 	mbedtls_ssl_close_notify(&c->ssl);
 }
 
-static int upstream_tls(relay *rl, side *u, rng *r)
+/* A parsed trust store for one relay: the pool's, or a fresh one. */
+static trust *trust_take(ows__inject *inj)
 {
-	int rc = side_setup(u, false, r);
-	if (rc == 0) {
-		rc = mbedtls_x509_crt_parse(&u->chain, (const unsigned char *)rl->inj->trust_pem,
-					    rl->inj->trust_len);
-		rc = rc > 0 ? 0 : rc; /* a certificate the store has and we cannot read is no matter */
+	pthread_mutex_lock(&inj->mu);
+	trust *t = inj->pool;
+	if (t) {
+		inj->pool = t->next;
+		inj->npool--;
 	}
+	pthread_mutex_unlock(&inj->mu);
+	if (t || !(t = calloc(1, sizeof(*t))))
+		return t;
+	mbedtls_x509_crt_init(&t->crt);
+	/* a certificate the store has and mbedTLS cannot read is no matter */
+	if (mbedtls_x509_crt_parse(&t->crt, (const unsigned char *)inj->trust_pem,
+				   inj->trust_len) < 0) {
+		mbedtls_x509_crt_free(&t->crt);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void trust_give(ows__inject *inj, trust *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_lock(&inj->mu);
+	bool keep = inj->npool < TRUST_POOL;
+	if (keep) {
+		t->next = inj->pool;
+		inj->pool = t;
+		inj->npool++;
+	}
+	pthread_mutex_unlock(&inj->mu);
+	if (!keep) {
+		mbedtls_x509_crt_free(&t->crt);
+		free(t);
+	}
+}
+
+static int upstream_tls(relay *rl, side *u, trust *store, rng *r)
+{
+	int rc = store ? side_setup(u, false, r) : MBEDTLS_ERR_X509_ALLOC_FAILED;
 	if (rc)
 		return rc;
 	mbedtls_ssl_conf_authmode(&u->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
-	mbedtls_ssl_conf_ca_chain(&u->conf, &u->chain, NULL);
+	mbedtls_ssl_conf_ca_chain(&u->conf, &store->crt, NULL);
 	if ((rc = mbedtls_ssl_setup(&u->ssl, &u->conf)) == 0 &&
 	    (rc = mbedtls_ssl_set_hostname(&u->ssl, rl->host)) == 0) {
 		mbedtls_ssl_set_bio(&u->ssl, &u->io, bio_send, bio_recv, NULL);
@@ -1332,8 +1385,9 @@ static void *relay_main(void *arg)
 	side_init(&u, rl->us);
 	ows_error e = {0};
 	char why[200];
+	trust *store = trust_take(rl->inj);
 	int rc = rng_seed(&r, &e) < 0 ? MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED : 0;
-	if (rc == 0 && (rc = upstream_tls(rl, &u, &r)) != 0) {
+	if (rc == 0 && (rc = upstream_tls(rl, &u, store, &r)) != 0) {
 		uint32_t flags = mbedtls_ssl_get_verify_result(&u.ssl);
 		if (flags != 0 && flags != (uint32_t)-1) {
 			char v[160];
@@ -1354,6 +1408,7 @@ static void *relay_main(void *arg)
 	}
 	side_free(&c);
 	side_free(&u);
+	trust_give(rl->inj, store);
 	rng_free(&r);
 	ows__sock_close(rl->cs);
 	ows__sock_close(rl->us);
