@@ -421,7 +421,6 @@ static int check_inject_hosts(const ows_config *c, const ows__cred *e, ows_error
 /* Every switched-on name is in the catalog, every added entry has a path. */
 static int check_catalog(const ows_config *c, ows_error *err)
 {
-	int rc;
 	for (size_t i = 0; i < c->ncustom; i++)
 		if (!c->custom[i].path)
 			return ows__fail(err, OWS_ECONFIG, 0, c->path, "add path = ... under the home",
@@ -448,7 +447,7 @@ static int check_catalog(const ows_config *c, ows_error *err)
 			return ows__fail(err, OWS_ECONFIG, 0, c->path,
 					 "add it to [credentials] enable as well",
 					 "[credentials] inject names %s, which enable does not", n);
-		rc = check_inject_hosts(c, &e, err);
+		int rc = check_inject_hosts(c, &e, err);
 		if (rc < 0)
 			return rc;
 	}
