@@ -1745,10 +1745,11 @@ void ows__pxc_inject(ows__pxc *cl, ows__inject *inj)
 	ows__inject_free(old);
 }
 
-void ows__pxc_hide(ows__pxc *cl, char *text)
+void ows__pxc_hide(ows__pxc *cl, ows__strv *texts)
 {
 	pthread_mutex_lock(&cl->px->mu);
-	ows__inject_hide(cl->inject, text, strlen(text));
+	for (size_t i = 0; cl->inject && i < texts->len; i++)
+		ows__inject_hide(cl->inject, texts->v[i], strlen(texts->v[i]));
 	pthread_mutex_unlock(&cl->px->mu);
 }
 

@@ -158,8 +158,8 @@ OWS__HIDDEN int ows__pxc_disallow(ows__pxc *cl, const char *pattern, ows_error *
  */
 struct ows__inject;
 OWS__HIDDEN void ows__pxc_inject(ows__pxc *cl, struct ows__inject *inj);
-/* Turns the injected secrets in `text` into their placeholders, in place. */
-OWS__HIDDEN void ows__pxc_hide(ows__pxc *cl, char *text);
+/* Turns the injected secrets in each of `texts` into their placeholders, in place. */
+OWS__HIDDEN void ows__pxc_hide(ows__pxc *cl, ows__strv *texts);
 /* The entries as listed: canonical patterns or "@group", and their sources, appended. */
 OWS__HIDDEN int ows__pxc_sites(ows__pxc *cl, ows__strv *patterns, ows__strv *sources,
 			       ows_error *err);

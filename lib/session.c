@@ -372,8 +372,8 @@ static int spawn_in(ows_session *s, const char *const argv[], const ows_spawn_op
 	if (rc < 0)
 		return rc;
 	/* a secret the proxy injects is kept out of a command's variables too */
-	for (size_t i = 0; s->proxy && i < env.len; i++)
-		ows__pxc_hide(s->proxy, env.v[i]);
+	if (s->proxy)
+		ows__pxc_hide(s->proxy, &env);
 	ows_proc *p = ows__calloc(1, sizeof(*p), err);
 	if (!p) {
 		ows__strv_free(&env);
