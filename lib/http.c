@@ -14,7 +14,7 @@
 
 #define MAX_HEADERS 128
 
-static bool is_tchar(unsigned char c)
+bool ows__http_is_tchar(unsigned char c)
 {
 	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
 		return true;
@@ -83,7 +83,7 @@ static int parse_authority(const char *s, size_t len, int def_port, ows__http_re
 	return req->host_kind < 0 ? -1 : 0;
 }
 
-static bool name_is(const char *name, size_t nlen, const char *want)
+bool ows__http_name_is(const char *name, size_t nlen, const char *want)
 {
 	return strlen(want) == nlen && strncasecmp(name, want, nlen) == 0;
 }
@@ -128,7 +128,7 @@ int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
 
 	/* Fail fast on what is not a request line (a TLS hello, binary). */
 	size_t i = 0;
-	while (i < limit && is_tchar((unsigned char)buf[i]))
+	while (i < limit && ows__http_is_tchar((unsigned char)buf[i]))
 		i++;
 	if (i < limit && (buf[i] != ' ' || i == 0))
 		return bad(req, "the request line does not start with a method");
@@ -228,7 +228,7 @@ int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
 		if (*p == ' ' || *p == '\t')
 			return bad(req, "folded header lines are not accepted");
 		const char *colon = p;
-		while (colon < le && is_tchar((unsigned char)*colon))
+		while (colon < le && ows__http_is_tchar((unsigned char)*colon))
 			colon++;
 		if (colon == p || colon >= le || *colon != ':')
 			return bad(req, "a header line is not NAME: value");
@@ -244,7 +244,7 @@ int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
 				return bad(req, "a header value has a control character");
 		size_t vlen = (size_t)(ve - v);
 		bool drop = false;
-		if (name_is(p, nlen, "content-length")) {
+		if (ows__http_name_is(p, nlen, "content-length")) {
 			if (vlen == 0 || vlen > 15)
 				return bad(req, "Content-Length is not a number");
 			int64_t n = 0;
@@ -258,19 +258,19 @@ int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
 			if (req->content_length >= 0)
 				drop = true; /* send one */
 			req->content_length = n;
-		} else if (name_is(p, nlen, "transfer-encoding")) {
+		} else if (ows__http_name_is(p, nlen, "transfer-encoding")) {
 			if (te_seen || vlen != 7 || strncasecmp(v, "chunked", 7) != 0)
 				return bad(req, "only Transfer-Encoding: chunked is accepted");
 			te_seen = true;
 			req->chunked = true;
-		} else if (name_is(p, nlen, "connection") || name_is(p, nlen, "proxy-connection")) {
+		} else if (ows__http_name_is(p, nlen, "connection") || ows__http_name_is(p, nlen, "proxy-connection")) {
 			close |= has_token(v, vlen, "close");
 			keep_alive |= has_token(v, vlen, "keep-alive");
 			drop = true;
-		} else if (name_is(p, nlen, "host") || name_is(p, nlen, "keep-alive") ||
+		} else if (ows__http_name_is(p, nlen, "host") || ows__http_name_is(p, nlen, "keep-alive") ||
 			   (nlen >= 6 && strncasecmp(p, "proxy-", 6) == 0) || /* ours, not theirs */
-			   name_is(p, nlen, "te") ||
-			   name_is(p, nlen, "trailer") || name_is(p, nlen, "upgrade")) {
+			   ows__http_name_is(p, nlen, "te") ||
+			   ows__http_name_is(p, nlen, "trailer") || ows__http_name_is(p, nlen, "upgrade")) {
 			drop = true;
 		}
 		if (out && !drop) {

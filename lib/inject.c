@@ -40,6 +40,7 @@
 #include "inject.h"
 #include "platform.h"
 #include "proxy.h"
+#include "record.h"
 
 #define MAX_RELAYS 64              /* injected tunnels served at once, per session */
 #define HANDSHAKE_MS 15000
@@ -48,7 +49,6 @@
 #define RELAY_STACK (256 * 1024)
 #define HEAD_MAX 16384
 #define VALID_DAYS 30
-#define TRUST_MAX (8u << 20)
 #define TRUST_POOL 4               /* parsed trust stores kept for the next tunnels */
 
 typedef struct rule {
@@ -176,23 +176,6 @@ static void rng_free(rng *r)
 	mbedtls_entropy_free(&r->entropy);
 }
 
-static bool ieq(const char *a, size_t alen, const char *b)
-{
-	size_t blen = strlen(b);
-	if (alen != blen)
-		return false;
-	for (size_t i = 0; i < alen; i++) {
-		char x = a[i], y = b[i];
-		if (x >= 'A' && x <= 'Z')
-			x = (char)(x - 'A' + 'a');
-		if (y >= 'A' && y <= 'Z')
-			y = (char)(y - 'A' + 'a');
-		if (x != y)
-			return false;
-	}
-	return true;
-}
-
 /* memmem, which mingw lacks. */
 static const char *find(const char *hay, size_t n, const char *needle, size_t m)
 {
@@ -206,6 +189,12 @@ static const char *find(const char *hay, size_t n, const char *needle, size_t m)
 			break;
 	}
 	return NULL;
+}
+
+void ows__inject_swap(char *d, size_t n, const char *from, const char *to, size_t len)
+{
+	for (char *p = d; (p = (char *)find(p, n - (size_t)(p - d), from, len)); p += len)
+		memcpy(p, to, len);
 }
 
 static int grow(char **buf, size_t *cap, size_t need)
@@ -232,32 +221,6 @@ static int append(char **out, size_t *len, size_t *cap, const char *d, size_t n)
 	return 0;
 }
 
-static char *read_small_file(const char *path, size_t max, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	for (;;) {
-		if (grow(&buf, &cap, n + 65536 + 1) < 0 || n > max) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		size_t r = fread(buf + n, 1, 65536, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = '\0';
-		*len = n;
-	}
-	return buf;
-}
-
 /* Where the system keeps its trust store as one PEM file. */
 static const char *const trust_files[] = {
 	"/etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Arch */
@@ -266,11 +229,57 @@ static const char *const trust_files[] = {
 	"/etc/ssl/cert.pem",                  /* macOS, Alpine */
 };
 
+static void trust_free(trust *t)
+{
+	if (t) {
+		mbedtls_x509_crt_free(&t->crt);
+		free(t);
+	}
+}
+
+/* A parsed trust store for one relay: the pool's, or a fresh one. */
+static trust *trust_take(ows__inject *inj)
+{
+	pthread_mutex_lock(&inj->mu);
+	trust *t = inj->pool;
+	if (t) {
+		inj->pool = t->next;
+		inj->npool--;
+	}
+	pthread_mutex_unlock(&inj->mu);
+	if (t || !(t = calloc(1, sizeof(*t))))
+		return t;
+	mbedtls_x509_crt_init(&t->crt);
+	/* a certificate the store has and mbedTLS cannot read is no matter */
+	if (mbedtls_x509_crt_parse(&t->crt, (const unsigned char *)inj->trust_pem,
+				   inj->trust_len) < 0) {
+		trust_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void trust_give(ows__inject *inj, trust *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_lock(&inj->mu);
+	bool keep = inj->npool < TRUST_POOL;
+	if (keep) {
+		t->next = inj->pool;
+		inj->pool = t;
+		inj->npool++;
+	}
+	pthread_mutex_unlock(&inj->mu);
+	if (!keep)
+		trust_free(t);
+}
+
 static int load_trust(ows__inject *inj, const char *extra, ows_error *err)
 {
 	const char *from = NULL;
 	for (size_t i = 0; i < OWS__ARRAY_LEN(trust_files) && !inj->system_pem; i++)
-		if ((inj->system_pem = read_small_file(trust_files[i], TRUST_MAX, &inj->system_len)))
+		if (ows__read_file(trust_files[i], &inj->system_pem, &inj->system_len, NULL) == 0)
 			from = trust_files[i];
 	if (!inj->system_pem)
 		return ows__fail(err, OWS_ESETUP, ENOENT, trust_files[0],
@@ -278,9 +287,9 @@ static int load_trust(ows__inject *inj, const char *extra, ows_error *err)
 				 "no system trust store to check the real hosts with");
 	size_t elen = 0;
 	char *e = NULL;
-	if (extra && !(e = read_small_file(extra, TRUST_MAX, &elen)))
-		return ows__fail_sys(err, extra, "[credentials] upstream_ca names a PEM file",
-				     "cannot read the extra CA");
+	int rc = extra ? ows__read_file(extra, &e, &elen, err) : 0;
+	if (rc < 0)
+		return rc;
 	inj->trust_len = inj->system_len + 1 + elen + 1;
 	inj->trust_pem = malloc(inj->trust_len);
 	if (!inj->trust_pem) {
@@ -293,16 +302,15 @@ static int load_trust(ows__inject *inj, const char *extra, ows_error *err)
 		memcpy(inj->trust_pem + inj->system_len + 1, e, elen);
 	inj->trust_pem[inj->trust_len - 1] = '\0';
 	free(e);
-	/* at least one certificate must come out of it, or no host would verify */
-	mbedtls_x509_crt chain;
-	mbedtls_x509_crt_init(&chain);
-	int rc = mbedtls_x509_crt_parse(&chain, (const unsigned char *)inj->trust_pem,
-					inj->trust_len);
-	bool any = chain.version != 0;
-	mbedtls_x509_crt_free(&chain);
-	if (rc < 0 || !any)
+	/* at least one certificate must come out of it, or no host would verify; the
+	 * parsed store is the pool's first */
+	trust *t = trust_take(inj);
+	if (!t || t->crt.version == 0) {
+		trust_free(t);
 		return ows__fail(err, OWS_ESETUP, 0, extra ? extra : from,
 				 "check the PEM file", "no certificate could be read");
+	}
+	trust_give(inj, t);
 	return 0;
 }
 
@@ -563,8 +571,7 @@ void ows__inject_free(ows__inject *inj)
 	while (inj->pool) {
 		trust *t = inj->pool;
 		inj->pool = t->next;
-		mbedtls_x509_crt_free(&t->crt);
-		free(t);
+		trust_free(t);
 	}
 	free(inj->system_pem);
 	free(inj->trust_pem);
@@ -627,9 +634,7 @@ int ows__inject_add(ows__inject *inj, const char *host, int port, const char *he
 	size_t hl = header ? strlen(header) : 0;
 	bool token = hl > 0 && hl < OWS__INJECT_HEADER_MAX;
 	for (size_t i = 0; token && i < hl; i++)
-		token = strchr("!#$%&'*+-.^_`|~", header[i]) ||
-			(header[i] >= '0' && header[i] <= '9') ||
-			(header[i] >= 'a' && header[i] <= 'z') || (header[i] >= 'A' && header[i] <= 'Z');
+		token = ows__http_is_tchar((unsigned char)header[i]);
 	if (!token)
 		return ows__fail(err, OWS_EINVAL, 0, header ? header : "(none)",
 				 "name a request header such as Authorization", "not a header name");
@@ -681,12 +686,9 @@ bool ows__inject_wants(const ows__inject *inj, const char *host, int port)
 
 void ows__inject_hide(const ows__inject *inj, char *d, size_t len)
 {
-	for (size_t i = 0; inj && i < inj->nrules; i++) {
-		const rule *r = &inj->rules[i];
-		for (char *p = d; (p = (char *)find(p, len - (size_t)(p - d), r->secret, r->len));
-		     p += r->len)
-			memcpy(p, r->placeholder, r->len);
-	}
+	for (size_t i = 0; inj && i < inj->nrules; i++)
+		ows__inject_swap(d, len, inj->rules[i].secret, inj->rules[i].placeholder,
+				 inj->rules[i].len);
 }
 
 bool ows__inject_is_placeholder(const ows__inject *inj, const char *v, size_t len)
@@ -771,12 +773,6 @@ static int refuse(ows__reqfilter *f, const char *why)
 	return -1;
 }
 
-static bool tchar(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
 /* The value of one header line, without the spaces around it. */
 static void header_value(char *line, size_t n, size_t colon, char **v, size_t *vlen)
 {
@@ -795,11 +791,11 @@ static int take_head(ows__reqfilter *f, char *h, size_t n)
 	/* request line: METHOD SP target SP HTTP/1.x */
 	char *eol = (char *)find(h, n, "\r\n", 2);
 	size_t ml = 0;
-	while (eol && ml < (size_t)(eol - h) && tchar(h[ml]))
+	while (eol && ml < (size_t)(eol - h) && ows__http_is_tchar((unsigned char)h[ml]))
 		ml++;
 	if (!eol || ml == 0 || h[ml] != ' ')
 		return refuse(f, "bad request line");
-	if (ieq(h, ml, "CONNECT"))
+	if (ows__http_name_is(h, ml, "CONNECT"))
 		return refuse(f, "CONNECT inside an injected tunnel");
 	int64_t length = -1;
 	bool chunked = false;
@@ -811,14 +807,14 @@ static int take_head(ows__reqfilter *f, char *h, size_t n)
 		if (line[0] == ' ' || line[0] == '\t')
 			return refuse(f, "folded header line");
 		size_t colon = 0;
-		while (colon < ll && tchar(line[colon]))
+		while (colon < ll && ows__http_is_tchar((unsigned char)line[colon]))
 			colon++;
 		if (colon == 0 || colon == ll || line[colon] != ':')
 			return refuse(f, "bad header line");
 		char *v;
 		size_t vl;
 		header_value(line, ll, colon, &v, &vl);
-		if (ieq(line, colon, "content-length")) {
+		if (ows__http_name_is(line, colon, "content-length")) {
 			int64_t x = 0;
 			for (size_t i = 0; i < vl; i++) {
 				if (v[i] < '0' || v[i] > '9' || x > (INT64_MAX - 9) / 10)
@@ -828,21 +824,17 @@ static int take_head(ows__reqfilter *f, char *h, size_t n)
 			if (vl == 0 || (length >= 0 && length != x))
 				return refuse(f, "bad Content-Length");
 			length = x;
-		} else if (ieq(line, colon, "transfer-encoding")) {
-			if (chunked || !ieq(v, vl, "chunked"))
+		} else if (ows__http_name_is(line, colon, "transfer-encoding")) {
+			if (chunked || !ows__http_name_is(v, vl, "chunked"))
 				return refuse(f, "a transfer coding other than chunked");
 			chunked = true;
-		} else if (ieq(line, colon, "upgrade")) {
+		} else if (ows__http_name_is(line, colon, "upgrade")) {
 			return refuse(f, "a protocol upgrade inside an injected tunnel");
 		}
 		for (size_t i = 0; i < f->inj->nrules; i++) {
 			const rule *r = &f->inj->rules[i];
-			if (!rule_for(r, f->host, f->port) || !ieq(line, colon, r->header))
-				continue;
-			for (char *p = v; (p = (char *)find(p, vl - (size_t)(p - v), r->placeholder,
-							    r->len));
-			     p += r->len)
-				memcpy(p, r->secret, r->len);
+			if (rule_for(r, f->host, f->port) && ows__http_name_is(line, colon, r->header))
+				ows__inject_swap(v, vl, r->placeholder, r->secret, r->len);
 		}
 		line = end + 2;
 	}
@@ -988,13 +980,9 @@ int ows__scrub_feed(ows__scrub *s, const char *in, size_t n, bool flush, char **
 		return -1;
 	if (n)
 		memcpy(s->work + s->held, in, n);
-	for (size_t i = 0; i < s->nrules; i++) {
-		const rule *r = s->rules[i];
-		for (char *p = s->work; (p = (char *)find(p, total - (size_t)(p - s->work), r->secret,
-							  r->len));
-		     p += r->len)
-			memcpy(p, r->placeholder, r->len);
-	}
+	for (size_t i = 0; i < s->nrules; i++)
+		ows__inject_swap(s->work, total, s->rules[i]->secret, s->rules[i]->placeholder,
+				 s->rules[i]->len);
 	size_t keep = flush ? 0 : secret_start_at_end(s, s->work, total);
 	if (append(out, len, cap, s->work, total - keep) < 0)
 		return -1;
@@ -1133,26 +1121,30 @@ static void send_plain(ows__sock s, const char *d, size_t n, int64_t deadline)
 	}
 }
 
+/* An answer of the proxy's own, whole, into msg: its length. */
+static int format_answer(char msg[900], int status, const char *reason, const char *what)
+{
+	return snprintf(msg, 900,
+			"HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %lu\r\n"
+			"Connection: close\r\n\r\nowsbx proxy: %s\n",
+			status, reason, (unsigned long)strlen(what) + 14, what);
+}
+
+/* Before the 200: in plain HTTP. */
 static void answer(ows__sock s, int status, const char *reason, const char *host, const char *why)
 {
-	char body[600], msg[900];
-	int bl = snprintf(body, sizeof(body), "owsbx proxy: %s %s\n", why, host);
-	int n = snprintf(msg, sizeof(msg),
-			 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
-			 "Connection: close\r\n\r\n%s",
-			 status, reason, bl, body);
+	char what[600], msg[900];
+	snprintf(what, sizeof(what), "%s %s", why, host);
+	int n = format_answer(msg, status, reason, what);
 	send_plain(s, msg, (size_t)n, ows__now_ms() + 2000);
 }
 
 /* A 400 inside the client's TLS for a request the filter would not pass, then the end. */
 static void answer_tls(side *c, const char *host, const char *why)
 {
-	char body[400], msg[900];
-	int bl = snprintf(body, sizeof(body), "owsbx proxy: %s in a request to %s\n", why, host);
-	int n = snprintf(msg, sizeof(msg),
-			 "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n"
-			 "Connection: close\r\nContent-Length: %d\r\n\r\n%s",
-			 bl, body);
+	char what[600], msg[900];
+	snprintf(what, sizeof(what), "%s in a request to %s", why, host);
+	int n = format_answer(msg, 400, "Bad Request", what);
 	int64_t deadline = ows__now_ms() + 2000;
 	for (int off = 0; off < n;) {
 		int w = mbedtls_ssl_write(&c->ssl, (const unsigned char *)msg + off, (size_t)(n - off));
@@ -1165,47 +1157,6 @@ static void answer_tls(side *c, const char *host, const char *why)
 			return;
 	}
 	mbedtls_ssl_close_notify(&c->ssl);
-}
-
-/* A parsed trust store for one relay: the pool's, or a fresh one. */
-static trust *trust_take(ows__inject *inj)
-{
-	pthread_mutex_lock(&inj->mu);
-	trust *t = inj->pool;
-	if (t) {
-		inj->pool = t->next;
-		inj->npool--;
-	}
-	pthread_mutex_unlock(&inj->mu);
-	if (t || !(t = calloc(1, sizeof(*t))))
-		return t;
-	mbedtls_x509_crt_init(&t->crt);
-	/* a certificate the store has and mbedTLS cannot read is no matter */
-	if (mbedtls_x509_crt_parse(&t->crt, (const unsigned char *)inj->trust_pem,
-				   inj->trust_len) < 0) {
-		mbedtls_x509_crt_free(&t->crt);
-		free(t);
-		return NULL;
-	}
-	return t;
-}
-
-static void trust_give(ows__inject *inj, trust *t)
-{
-	if (!t)
-		return;
-	pthread_mutex_lock(&inj->mu);
-	bool keep = inj->npool < TRUST_POOL;
-	if (keep) {
-		t->next = inj->pool;
-		inj->pool = t;
-		inj->npool++;
-	}
-	pthread_mutex_unlock(&inj->mu);
-	if (!keep) {
-		mbedtls_x509_crt_free(&t->crt);
-		free(t);
-	}
 }
 
 static int upstream_tls(relay *rl, side *u, trust *store, rng *r)

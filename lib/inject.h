@@ -55,6 +55,10 @@ OWS__HIDDEN int ows__inject_add(ows__inject *inj, const char *host, int port, co
 				const char *secret, const char *placeholder, size_t len,
 				ows_error *err);
 
+/* Every copy of from[0..len) in d[0..n) becomes to[0..len), in place. */
+OWS__HIDDEN void ows__inject_swap(char *d, size_t n, const char *from, const char *to,
+				  size_t len);
+
 /* Turns every secret added into its placeholder in d[0..len), in place: for
  * whatever else goes into the sandbox (other entries' copies, variables). */
 OWS__HIDDEN void ows__inject_hide(const ows__inject *inj, char *d, size_t len);

@@ -235,6 +235,11 @@ typedef struct ows__http_req {
 	const char *error;        /* why the request is bad (static) */
 } ows__http_req;
 
+/* An HTTP token character (RFC 9110's tchar). */
+OWS__HIDDEN bool ows__http_is_tchar(unsigned char c);
+/* Is name[0..nlen) `want`, case-insensitively (header names, codings)? */
+OWS__HIDDEN bool ows__http_name_is(const char *name, size_t nlen, const char *want);
+
 /*
  * Parses a proxy request head from buf[0..len).  Returns 1 with *req filled
  * (free req->upstream_head), 0 when more bytes are needed (and len is below

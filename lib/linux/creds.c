@@ -374,14 +374,9 @@ static const char *const npm_other_secrets[] = {"_auth", "_password", "certfile"
 static void swap_everywhere(ows__share *sh, size_t from, size_t to, const char *secret,
 			    const char *placeholder, size_t len)
 {
-	for (size_t f = from; f < to; f++) {
-		char *d = sh->files[f].data;
-		for (size_t i = 0; !sh->files[f].dir && i + len <= sh->files[f].len; i++)
-			if (memcmp(d + i, secret, len) == 0) {
-				memcpy(d + i, placeholder, len);
-				i += len - 1;
-			}
-	}
+	for (size_t f = from; f < to; f++)
+		if (!sh->files[f].dir)
+			ows__inject_swap(sh->files[f].data, sh->files[f].len, secret, placeholder, len);
 }
 
 static int inject_hosts(ows__inject *inj, const ows__cred *c, const char *secret,

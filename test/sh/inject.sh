@@ -72,6 +72,7 @@ echo "ph=$t"
 echo "a=$(curl -sS -H "Authorization: Bearer $t" https://localhost:'$PA'/ 2>&1)"
 echo "echo=$(curl -sS -H "Authorization: Bearer $t" https://localhost:'$PA'/echo 2>&1)"
 echo "post=$(curl -sS -H "Authorization: Bearer $t" --data "Authorization: Bearer $t" https://localhost:'$PA'/post 2>&1)"
+echo "upg=$(curl -sS -H "Upgrade: websocket" -H "Authorization: Bearer $t" https://localhost:'$PA'/ 2>&1)"
 echo "b=$(curl -sS --cacert '$TU_WORK'/test-ca.pem -H "Authorization: Bearer $t" https://127.0.0.1:'$PB'/ 2>&1)"
 echo "bundle=$SSL_CERT_FILE"
 echo "node=$NODE_EXTRA_CA_CERTS"
@@ -115,6 +116,8 @@ is "$(kv echo)" "you sent: Bearer $ph" "a host that echoes the header hands back
 is "$(kv post)" "posted" "a request with a body goes through"
 body=$("$PY" -c 'import json,sys; print([json.loads(l)["body"] for l in open(sys.argv[1]) if json.loads(l)["path"] == "/post"][0])' "$W/injected.log")
 is "$body" "Authorization: Bearer $ph" "a placeholder in the body stays a placeholder"
+is "$(kv upg)" "owsbx proxy: a protocol upgrade inside an injected tunnel in a request to localhost" \
+	"a request the proxy will not frame gets its 400 inside TLS, and the host never sees it"
 is "$(kv b)" "refused" "another listed host refuses the placeholder"
 bauth=$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["auth"])' "$W/other.log")
 is "$bauth" "Bearer $ph" "and was sent the placeholder, never the token"
