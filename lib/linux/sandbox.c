@@ -455,15 +455,22 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	p->home = home;
 	/* By default the private folder lives on the sandbox's own /tmp; a
 	 * configured private_root puts it on disk, for caches larger than memory. */
-	const char *priv, *base = private_base(config, p);
+	const char *priv, *base = private_base(config, p), *tmpfs_base = NULL;
 	if (base) {
 		rc = ows__private_create(&li->pv, base, s->id, p->uid, p->gid, err);
 		if (rc < 0)
 			goto fail;
 		priv = li->pv.dir;
 	} else {
+		tmpfs_base = ows__private_tmpfs_base(policy->folders, policy->nfolders, p->uid);
+		if (!tmpfs_base) {
+			rc = ows__fail(err, OWS_EINVAL, 0, "/tmp", "share narrower folders",
+				       "no place for the session's private folder: /tmp and /run "
+				       "both lie in session folders");
+			goto fail;
+		}
 		char path[128];
-		snprintf(path, sizeof(path), "/tmp/owsandbox-%u/%s", (unsigned)p->uid, s->id);
+		snprintf(path, sizeof(path), "%s/owsandbox-%u/%s", tmpfs_base, (unsigned)p->uid, s->id);
 		if (!(priv = p->private_dir = keep(li, path, err))) {
 			rc = OWS_ENOMEM;
 			goto fail;
@@ -490,6 +497,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		.guard = li->guard.v, .nguard = li->guard.len,
 		.ro_dirs = (const char *const *)li->share.ro_dirs.v, .nro_dirs = li->share.ro_dirs.len,
 		.exe = exe, .private_disk = base ? priv : NULL,
+		.private_tmpfs = tmpfs_base && strcmp(tmpfs_base, "/tmp") ? tmpfs_base : NULL,
 		.masks = (const char *const *)li->masks.v, .nmasks = li->masks.len,
 	};
 	if (rc < 0 || (rc = ows__view_plan(p, &li->strings, &view, err)) < 0 ||

@@ -76,6 +76,26 @@ bool ows__path_under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+static bool folders_hold(const ows__folder *folders, size_t nfolders, const char *path)
+{
+	for (size_t i = 0; i < nfolders; i++)
+		if (ows__path_under(path, folders[i].path))
+			return true;
+	return false;
+}
+
+const char *ows__private_tmpfs_base(const ows__folder *folders, size_t nfolders, uid_t uid)
+{
+	static const char *const bases[] = {"/tmp", "/run"};
+	char place[64];
+	for (size_t i = 0; i < OWS__ARRAY_LEN(bases); i++) {
+		snprintf(place, sizeof(place), "%s/owsandbox-%u", bases[i], (unsigned)uid);
+		if (!folders_hold(folders, nfolders, place))
+			return bases[i];
+	}
+	return NULL;
+}
+
 /* A path sorts before every path below it, so a mount never hides one made after it. */
 static int cmp_mount(const void *a, const void *b)
 {
@@ -357,7 +377,14 @@ static int plan_folders(struct ows__plan *p, ows__strv *keep, const struct ows__
 	/* Sorted after the binds they lie in (cmp_mount), so attached over them. */
 	for (size_t i = 0; i < v->nmasks && rc == 0; i++)
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_MASK, .dst = v->masks[i]}, err);
-	/* A private folder on disk is bound in; one on the sandbox's /tmp is made there. */
+	/* A private folder on disk is bound in; one on the sandbox's /tmp is made there,
+	 * or on a tmpfs of its own when /tmp is a session folder's. */
+	if (rc == 0 && v->private_tmpfs) {
+		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = v->private_tmpfs,
+						   .mode = "0755"}, err);
+		if (rc == 0)
+			rc = add_rule(p, v->private_tmpfs, all, err);
+	}
 	if (rc == 0 && v->private_disk) {
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_BIND, .src = v->private_disk,
 						   .dst = v->private_disk, .rw = true}, err);

@@ -23,6 +23,8 @@ struct ows__view {
 	size_t nro_dirs;
 	const char *exe;                 /* a program made visible (owsbx, for ssh's tunnel), or NULL */
 	const char *private_disk;        /* a private folder on disk, or NULL: init makes one in /tmp */
+	const char *private_tmpfs;       /* where init makes it when /tmp is a session folder's: a
+					  * tmpfs of its own there (ows__private_tmpfs_base), or NULL */
 	const char *const *masks;        /* inside the binds above, covered empty (mask.c), or NULL;
 					  * in the host's namespaces, left out of the rules instead */
 	size_t nmasks;
@@ -75,5 +77,15 @@ OWS__HIDDEN int ows__view_plan(struct ows__plan *p, ows__strv *keep, const struc
 
 /* `path` is `dir` or below it; every path is below "/". */
 OWS__HIDDEN bool ows__path_under(const char *path, const char *dir);
+
+/*
+ * Where the sandbox's own private folder goes for `uid`: "/tmp" (the
+ * sandbox's tmpfs), or "/run" when a folder of `folders` holds
+ * /tmp/owsandbox-<uid> (`--rw /tmp`): the private folder made there would be
+ * the host's, left behind and in the next session's way.  NULL when both are
+ * a session folder's.
+ */
+OWS__HIDDEN const char *ows__private_tmpfs_base(const ows__folder *folders, size_t nfolders,
+						uid_t uid);
 
 #endif /* OWS_LINUX_VIEW_H */

@@ -7,7 +7,8 @@
 # gets nothing. Removing a session's folder, at close or as a stale folder after a SIGKILL,
 # never follows a symlink the agent planted there into the person's files. One session
 # opening or closing never removes another live session's folder. Another user cannot list,
-# read or write a live session's folder.
+# read or write a live session's folder. With /tmp itself a session folder (`--rw /tmp`), the
+# private folder goes on a tmpfs of the sandbox's own under /run, and nothing is left in /tmp.
 . "$(dirname "$0")/../lib.sh"
 . "$OWSTEST_DIR/user.sh"
 owstest_user_setup
@@ -139,5 +140,23 @@ for MODE in tmpfs disk; do
 	is "$(cat "$W/a-result" 2>/dev/null)" a-secret "$M A still read its own file at its end"
 	owstest_check_clean "the $MODE sessions"
 done
+
+# 6) /tmp itself a session folder (`--rw /tmp`): the private folder goes on a tmpfs of the
+# sandbox's own, nothing is left in the machine's /tmp, and the next such session opens.
+# (The person's ssh-agent socket is in /tmp, so inside a read-write folder: the proof refuses
+# such a session, rightly; these run without it.)
+rm -rf "$P"
+for i in 1 2; do
+	out=$(as_user env -u SSH_AUTH_SOCK "$OWSBX" run --rw /tmp -- /bin/sh -c 'echo "$HOME"; echo x >"$HOME/f" && cat "$HOME/f"' </dev/null 2>&1)
+	rc=$?
+	is "$rc" 0 "[--rw /tmp] session $i runs${out:+: $(tail -1 <<<"$out")}"
+	like "$(head -1 <<<"$out")" "^/run/owsandbox-$TU_UID/" "[--rw /tmp] session $i's HOME is on a tmpfs of its own, not in the shared /tmp"
+	not_ok "[--rw /tmp] session $i left no $P behind" test -e "$P"
+done
+rm -rf "$P"
+as_user env -u SSH_AUTH_SOCK "$OWSBX" verify --rw /tmp </dev/null >/dev/null 2>&1
+is "$?" 0 "[--rw /tmp] verify passes"
+not_ok "[--rw /tmp] verify left no $P behind" test -e "$P"
+rm -rf "$P"
 
 done_testing
