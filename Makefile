@@ -1,10 +1,11 @@
 # owsandbox: libowsandbox.a, the owsbx CLI, tests and benchmarks.
 #
 #   make              build the library and the CLI
-#   make deps         install the Debian packages the build and tests need (root)
+#   make deps         install the Debian packages building and running need (root)
+#   make test-deps    and those the tests need; bench-deps, and the benchmarks' peers
 #   make check        run every test (root: the tests create throwaway users; the macOS
 #                     cross build among them), then the Windows stage (mingw-w64 and Wine,
-#                     from make deps)
+#                     from make test-deps)
 #   make check-kernels  the Linux tests on other kernels, each in a VM (scripts/kernel-matrix.sh)
 #   make bench        run the benchmarks, side by side with bwrap and friends
 #   make install      PREFIX=/usr/local DESTDIR= : the static and shared libraries, header,
@@ -51,7 +52,7 @@ UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
 EXAMPLE_BINS = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 
-.PHONY: all deps check check-kernels bench install uninstall clean shared fuzz
+.PHONY: all deps test-deps bench-deps check check-kernels bench install uninstall clean shared fuzz
 all: libowsandbox.a owsbx owsbx-launch
 
 # The version comes from the header alone (OWS_VERSION_MAJOR/MINOR/PATCH).
@@ -127,8 +128,16 @@ build/examples/%: examples/%.c libowsandbox.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< libowsandbox.a $(DEP_LIBS)
 
+# What building and running need (a minute on a fresh machine); test-deps adds what
+# `make check` needs, bench-deps what `make bench` runs beside ours.
 deps:
 	scripts/install-deps.sh
+
+test-deps:
+	scripts/install-deps.sh --test
+
+bench-deps:
+	scripts/install-deps.sh --bench
 
 # The Linux tests (with test/sh/macos_build.sh, the macOS cross build), then the Windows back
 # end cross-built and run under Wine.  Zig and the macOS libraries are fetched and built first,

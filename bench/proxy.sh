@@ -8,7 +8,7 @@
 #   CPU per GiB relayed and per tunnel;
 #   RSS with 1,000 and 10,000 open tunnels;
 # then the goals of issue 15, met or NOT met.
-# Needs haproxy and tinyproxy (scripts/install-deps.sh); a column whose proxy is missing is
+# Needs haproxy and tinyproxy (make bench-deps); a column whose proxy is missing is
 # left out.  BENCH_BYTES (default 4 GiB), BENCH_SECS (default 3), BENCH_WORKERS (default 4),
 # BENCH_PINGS (default 20000), BENCH_TUNNELS (default 10000), BENCH_OWSBX (the owsbx to
 # measure, default ./owsbx: for a before/after comparison).

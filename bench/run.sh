@@ -7,7 +7,7 @@
 # it; nothing is installed or left behind.
 set -eu
 cd "$(dirname "$0")/.."
-command -v hyperfine >/dev/null || { echo "bench: needs hyperfine (make deps)" >&2; exit 1; }
+command -v hyperfine >/dev/null || { echo "bench: needs hyperfine (make bench-deps)" >&2; exit 1; }
 [ -x ./owsbx ] || { echo "bench: build first (make)" >&2; exit 1; }
 
 tmp=$(mktemp -d /tmp/owsbench.XXXXXX)

@@ -21,7 +21,7 @@ dest=$1
 shift
 for tool in apt-get dpkg-source; do
 	command -v "$tool" >/dev/null 2>&1 || {
-		echo "debian-source: $tool is missing (scripts/install-deps.sh installs it)" >&2
+		echo "debian-source: $tool is missing (make test-deps installs it)" >&2
 		exit 1
 	}
 done

@@ -39,7 +39,7 @@ if [ "${1:-}" != "--force" ] && built; then
 fi
 for tool in npm cmake make tar; do
 	command -v "$tool" >/dev/null 2>&1 || {
-		echo "macos-deps: $tool is missing (scripts/install-deps.sh installs it)" >&2
+		echo "macos-deps: $tool is missing (make test-deps installs it)" >&2
 		exit 1
 	}
 done

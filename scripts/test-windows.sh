@@ -13,7 +13,7 @@ start=$(date +%s)
 
 for tool in x86_64-w64-mingw32-gcc wine wineserver; do
 	command -v "$tool" >/dev/null 2>&1 || {
-		echo "test-windows: $tool is missing: scripts/install-deps.sh installs it" >&2
+		echo "test-windows: $tool is missing: make test-deps installs it" >&2
 		echo "0 passed, 1 failed, 0 skipped"
 		exit 1
 	}

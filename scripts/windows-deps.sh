@@ -22,7 +22,7 @@ if [ "${1:-}" != "--force" ] && [ -f "$out/lib/libmbedcrypto.a" ] && [ -f "$out/
 fi
 for tool in "$CROSS-gcc" "$CROSS-ar" cmake make; do
 	command -v "$tool" >/dev/null 2>&1 || {
-		echo "windows-deps: $tool is missing (scripts/install-deps.sh installs it)" >&2
+		echo "windows-deps: $tool is missing (make test-deps installs it)" >&2
 		exit 1
 	}
 done

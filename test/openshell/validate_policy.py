@@ -411,7 +411,7 @@ def check_promises(policy, flags, command, mounts, want, errors):
 def validate(policy_text, args, want):
     errors = []
     if yaml is None:
-        raise Invalid("PyYAML is missing: install python3-yaml (scripts/install-deps.sh)")
+        raise Invalid("PyYAML is missing: install python3-yaml (scripts/install-deps.sh --test)")
     try:
         policy = yaml.safe_load(policy_text)
     except yaml.YAMLError as e:

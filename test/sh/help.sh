@@ -102,7 +102,7 @@ else
 	how=""
 fi
 if [ -z "$how" ]; then
-	skip "neither man nor groff here (scripts/install-deps.sh installs man-db)" 10
+	skip "neither man nor groff here (make test-deps installs man-db)" 10
 else
 	render "$MAN" >"$W/man.txt"
 	is "$(cat "$W/warn")" "" "$how renders owsbx.1 without warnings"

@@ -15,7 +15,7 @@ if [ ! -x "$BIN" ]; then
 	exit 0
 fi
 if ! python3 -c 'import yaml' 2>/dev/null; then
-	echo "1..0 # SKIP no python3-yaml for the validator (scripts/install-deps.sh)"
+	echo "1..0 # SKIP no python3-yaml for the validator (make test-deps)"
 	exit 0
 fi
 TMP=$(mktemp -d /tmp/owstest-openshell-XXXXXX) || exit 1

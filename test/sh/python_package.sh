@@ -8,7 +8,7 @@
 # (SystemError: AST constructor recursion depth mismatch) and lose every later result.
 . "$(dirname "$0")/../lib.sh"
 [ -f "$OWSTEST_ROOT/libowsandbox.so" ] || skip_all "libowsandbox.so not built (make shared)"
-"$PY" -c 'import pytest' 2>/dev/null || skip_all "no pytest for $PY (make deps installs python3-pytest)"
+"$PY" -c 'import pytest' 2>/dev/null || skip_all "no pytest for $PY (make test-deps installs python3-pytest)"
 [ "$(id -u)" = 0 ] || skip_all "needs root: the tests run a root host, whose commands run as nobody"
 
 T=$(mktemp -d /tmp/owstest-pytest.XXXXXX) || bail_out "no temp folder"
