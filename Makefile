@@ -20,6 +20,9 @@ INCDIR  ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
 PCDIR   ?= $(LIBDIR)/pkgconfig
 MANDIR  ?= $(PREFIX)/share/man
+# bash-completion's and Debian zsh's folders for what packages bring
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
 DESTDIR ?=
 # Ubuntu's AppArmor withholds user namespaces from programs no profile names (scripts/apparmor.sh).
 APPARMOR_DIR ?= /etc/apparmor.d
@@ -187,14 +190,17 @@ bench: all shared build/bench/session_spawn build/bench/session_threads
 # Without DESTDIR, as root, ldconfig learns the new soname.
 install: all shared
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PCDIR) \
-	    $(DESTDIR)$(MANDIR)/man1
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 0644 libowsandbox.a $(DESTDIR)$(LIBDIR)/
 	install -m 0644 libowsandbox.so $(DESTDIR)$(LIBDIR)/$(SHARED_FILE)
 	ln -sf $(SHARED_FILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libowsandbox.so
 	install -m 0644 include/owsandbox.h $(DESTDIR)$(INCDIR)/
-	install -m 0755 owsbx $(DESTDIR)$(BINDIR)/
+	install -m 0755 -s owsbx $(DESTDIR)$(BINDIR)/
 	install -m 0644 cli/owsbx.1 $(DESTDIR)$(MANDIR)/man1/
+	./owsbx completion bash > $(DESTDIR)$(BASHCOMPDIR)/owsbx
+	./owsbx completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_owsbx
+	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/owsbx $(DESTDIR)$(ZSHCOMPDIR)/_owsbx
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' -e 's|@SONAME@|$(SONAME)|' \
 	    -e 's|@LIBS@|$(DEP_LIBS)|' owsandbox.pc.in > $(DESTDIR)$(PCDIR)/owsandbox.pc
@@ -211,7 +217,8 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/$(SHARED_FILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	      $(DESTDIR)$(LIBDIR)/libowsandbox.so $(DESTDIR)$(MANDIR)/man1/owsbx.1 \
 	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc \
-	      $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch
+	      $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch \
+	      $(DESTDIR)$(BASHCOMPDIR)/owsbx $(DESTDIR)$(ZSHCOMPDIR)/_owsbx
 
 clean:
 	rm -rf build libowsandbox.a libowsandbox.so owsbx owsbx-launch
@@ -264,7 +271,7 @@ $(WIN_OUT)/owsbx-runner.exe: $(WIN_OUT)/cli/win/runner.o
 	$(WIN_CC) $(WIN_CFLAGS) -municode -o $@ $<
 
 # owsbx.exe: the Linux CLI's files, with cli/win/os.c for what differs (cli/os.h).
-WIN_CLI_OBJS = $(addprefix $(WIN_OUT)/cli/,main.o args.o win/os.o win/exec.o)
+WIN_CLI_OBJS = $(addprefix $(WIN_OUT)/cli/,main.o args.o complete.o win/os.o win/exec.o)
 $(WIN_CLI_OBJS): WIN_CPPFLAGS += -Icli
 $(WIN_CLI_OBJS): $(wildcard cli/*.h)
 $(WIN_OUT)/owsbx.exe: $(WIN_CLI_OBJS) $(WIN_OUT)/libowsandbox.a
@@ -332,7 +339,7 @@ MAC_SHARED_SRCS = lib/linux/platform_posix.c lib/linux/netio_posix.c lib/linux/r
 MAC_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/darwin/*.c) $(wildcard lib/openshell/*.c)) \
 	       $(MAC_SHARED_SRCS)
 MAC_TEST_SRCS = $(sort $(wildcard test/darwin/*.c))
-MAC_CLI_SRCS = cli/main.c cli/args.c cli/os_posix.c
+MAC_CLI_SRCS = cli/main.c cli/args.c cli/complete.c cli/os_posix.c
 MAC_CPPFLAGS = -Iinclude -Ilib -Ilib/darwin -Ilib/win/inih
 MAC_CFLAGS = -std=c11 $(WARN) -O2 -g -fvisibility=hidden
 MAC_LIBS = -ljansson -lmbedtls -lmbedx509 -lmbedcrypto

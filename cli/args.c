@@ -133,6 +133,14 @@ const owsbx_option owsbx_global_options[] = {
 	{NULL, NULL, NULL, NULL},
 };
 
+#if defined(_WIN32)
+const char owsbx_provider_names[] = "windows appcontainer direct";
+#elif defined(__APPLE__)
+const char owsbx_provider_names[] = "seatbelt openshell direct";
+#else
+const char owsbx_provider_names[] = "landlock account openshell direct";
+#endif
+
 const owsbx_command owsbx_commands[] = {
 	{"run", OWSBX_CMD_RUN, "[OPTION]... [--] CMD [ARG]...",
 	 "Opens a session with the policy the options describe, proves the wall from inside, "
@@ -183,6 +191,10 @@ const owsbx_command owsbx_commands[] = {
 	 "user namespaces and confines nothing else, for Ubuntu 24.04's restriction: "
 	 "owsbx apparmor-profile /usr/bin/python3.12 | sudo tee /etc/apparmor.d/owsbx-python3.12.",
 	 apparmor_options},
+	{"completion", OWSBX_CMD_COMPLETION, "SHELL",
+	 "Prints a completion script for SHELL, bash or zsh: source <(owsbx completion bash) in "
+	 "~/.bashrc (make install installs both where bash-completion and zsh look).",
+	 no_options},
 	{"help", OWSBX_CMD_HELP, "[COMMAND]", "Prints this help, or one command's.", no_options},
 	{"version", OWSBX_CMD_VERSION, "", "Prints the version.", no_options},
 	{NULL, OWSBX_CMD_NONE, NULL, NULL, NULL},
@@ -279,9 +291,66 @@ void owsbx_usage(FILE *out)
 	      out);
 }
 
+/* One line a command, for the overview; a command missing here shows its name alone. */
+static const char *const briefs[][2] = {
+	{"run", "run a command in a sandbox, then close it"},
+	{"verify", "prove the wall from inside and print the proof (JSON)"},
+	{"report", "what this machine can enforce, and why"},
+	{"credentials", "the logins and toolchains a session can share"},
+	{"machine", "set up, check or remove the account provider (root)"},
+	{"proxy", "run the allow-list proxy in the foreground"},
+	{"connect", "tunnel stdin/stdout through the proxy (ssh's ProxyCommand)"},
+	{"apparmor-profile", "a profile granting a program user namespaces (Ubuntu 24.04)"},
+	{"completion", "a completion script for bash or zsh"},
+	{"help", "this overview, one command's help, or `help all`"},
+	{"version", "print the version"},
+};
+
+/* The overview `owsbx --help` prints: the commands a line each, and examples. */
+static void print_overview(FILE *out)
+{
+	fputs("usage: owsbx COMMAND [OPTION]...\n"
+	      "\n"
+	      "Runs an AI agent's commands behind an operating-system wall: only the session's\n"
+	      "folders, only the network allowed, no secrets inside, every process ended with\n"
+	      "the session, the wall proved before anything runs.\n"
+	      "\n"
+	      "Commands:\n",
+	      out);
+	size_t last_n = 0;
+	const char *last = "";
+	for (const owsbx_command *c = owsbx_commands; c->name; c++) {
+		size_t n = strcspn(c->name, " ");
+		if (n == last_n && strncmp(c->name, last, n) == 0)
+			continue;
+		last = c->name;
+		last_n = n;
+		const char *brief = "";
+		for (size_t i = 0; i < sizeof(briefs) / sizeof(briefs[0]); i++)
+			if (strlen(briefs[i][0]) == n && strncmp(briefs[i][0], c->name, n) == 0)
+				brief = briefs[i][1];
+		fprintf(out, "  %-18.*s %s\n", (int)n, c->name, brief);
+	}
+	fputs("\n"
+	      "Examples:\n"
+	      "  owsbx run --rw ~/project -- make test\n"
+	      "  owsbx run --rw . --net allowlist --allow-site pypi.org -- pip install -r requirements.txt\n"
+	      "  owsbx verify --ro ~/data\n"
+	      "  owsbx report\n"
+	      "\n"
+	      "`owsbx help COMMAND` (or `owsbx COMMAND --help`) prints a command's options,\n"
+	      "`owsbx help all` every command's, `man owsbx` the same with the files and examples.\n",
+	      out);
+}
+
 int owsbx_help(FILE *out, const char *topic)
 {
 	if (!topic || !*topic) {
+		if (out)
+			print_overview(out);
+		return 0;
+	}
+	if (strcmp(topic, "all") == 0) {
 		if (out)
 			owsbx_usage(out);
 		return 0;
@@ -361,6 +430,7 @@ static int apply(owsbx_args *a, const pending *p, ows_error *err)
 			return usage_error(err, p->val, NULL,
 					   "unknown network mode (use none, open or allowlist)");
 		rc = ows_policy_set_network(a->policy, net, err);
+		a->net_none = net == OWS_NET_NONE;
 	} else if (strcmp(p->opt, "--provider") == 0) {
 		rc = ows_policy_set_provider(a->policy, p->val, err);
 	} else if (strcmp(p->opt, "--env") == 0) {
@@ -377,14 +447,17 @@ static int apply(owsbx_args *a, const pending *p, ows_error *err)
 		rc = ows_policy_set_env(a->policy, name, eq + 1, err);
 		free(name);
 	} else if (strcmp(p->opt, "--allow-site") == 0) {
+		a->site_option = p->opt;
 		rc = ows_policy_add_host(a->policy, p->val, err);
 	} else if (strcmp(p->opt, "--deny-site") == 0) {
+		a->site_option = p->opt;
 		char *deny = owsbx_deny_pattern(p->val);
 		if (!deny)
 			return usage_error(err, NULL, NULL, "out of memory");
 		rc = ows_policy_add_host(a->policy, deny, err);
 		free(deny);
 	} else if (strcmp(p->opt, "--allow-sites-file") == 0) {
+		a->site_option = p->opt;
 		rc = ows_policy_add_hosts_file(a->policy, p->val, err);
 	} else if (strcmp(p->opt, "--run-as") == 0) {
 		rc = ows_policy_set_run_as(a->policy, p->val, err);
@@ -518,7 +591,8 @@ static int scan_words(int argc, char **argv, int i, owsbx_args *a, scan *sc, ows
 {
 	const owsbx_command *c = a->command;
 	bool run = a->cmd == OWSBX_CMD_RUN;
-	int max_words = a->cmd == OWSBX_CMD_CONNECT ? 2 : a->cmd == OWSBX_CMD_APPARMOR ? 1 : 0;
+	int max_words = a->cmd == OWSBX_CMD_CONNECT ? 2
+			: a->cmd == OWSBX_CMD_APPARMOR || a->cmd == OWSBX_CMD_COMPLETION ? 1 : 0;
 	bool only_words = false;
 	for (; i < argc; i++) {
 		const char *arg = argv[i];
@@ -648,6 +722,12 @@ static int take_words(owsbx_args *a, const scan *sc, ows_error *err)
 		if (sc->nwords != 1)
 			return missing_words(err, a->command);
 		a->program = sc->words[0];
+	} else if (a->cmd == OWSBX_CMD_COMPLETION) {
+		if (sc->nwords != 1)
+			return missing_words(err, a->command);
+		if (strcmp(sc->words[0], "bash") != 0 && strcmp(sc->words[0], "zsh") != 0)
+			return command_error(err, a->command, sc->words[0], "not a shell: bash or zsh");
+		a->shell = sc->words[0];
 	}
 	return 0;
 }

@@ -24,6 +24,7 @@ typedef enum owsbx_cmd {
 	OWSBX_CMD_PROXY,
 	OWSBX_CMD_CONNECT,
 	OWSBX_CMD_APPARMOR,
+	OWSBX_CMD_COMPLETION,
 	OWSBX_CMD_HELP,
 	OWSBX_CMD_VERSION,
 } owsbx_cmd;
@@ -51,6 +52,8 @@ typedef struct owsbx_command {
 extern const owsbx_command owsbx_commands[];
 /* Accepted in place of a command, and -h/--help after any command's name. */
 extern const owsbx_option owsbx_global_options[];
+/* This platform's providers, as --provider takes them: "landlock account ...". */
+extern const char owsbx_provider_names[];
 
 typedef struct owsbx_args {
 	owsbx_cmd cmd;
@@ -84,6 +87,9 @@ typedef struct owsbx_args {
 	/* apparmor-profile: */
 	const char *program;      /* the program the profile names */
 	const char *profile_name; /* --name, else derived */
+	const char *shell;        /* completion: bash or zsh */
+	bool net_none;            /* run, verify: the last --net is none */
+	const char *site_option;  /* run, verify: the last site option given ("--allow-site"), or NULL */
 	const owsbx_command *command; /* the table's entry for cmd; NULL for help and version */
 } owsbx_args;
 
@@ -105,5 +111,7 @@ void owsbx_usage(FILE *out);
  * ("machine": its verbs); NULL for everything.  0, or -1 for an unknown topic.
  */
 int owsbx_help(FILE *out, const char *topic);
+/* A completion script for `shell` ("bash" or "zsh") from the tables above; 0, or -1. */
+int owsbx_completion(FILE *out, const char *shell);
 
 #endif

@@ -68,8 +68,18 @@ static void print_blocked(ows_session *s, int64_t since_ms)
 	ows_free(json);
 }
 
+/* A site option under --net none: accepted (a policy may carry its list), but it opens nothing. */
+static void warn_sites_unused(const owsbx_args *a)
+{
+	if (a->net_none && a->site_option)
+		fprintf(stderr, "owsbx: %s has no effect with --net none: nothing leaves the sandbox; "
+				"--net allowlist lets the listed sites through\n",
+			a->site_option);
+}
+
 static int cmd_run(owsbx_args *a, ows_config *config)
 {
+	warn_sites_unused(a);
 	ows_error err;
 	ows_error_clear(&err);
 	ows_session_options so;
@@ -173,6 +183,7 @@ static int cmd_verify(owsbx_args *a, ows_config *config)
 	ows_error err;
 	ows_error_clear(&err);
 	char *proof = NULL;
+	warn_sites_unused(a);
 	int rc = ows_verify(a->policy, config, &proof, &err);
 	print_report(a, proof, rc, &err);
 	ows_free(proof);
@@ -468,12 +479,12 @@ static int cmd_proxy(const owsbx_args *a)
 			json_array_foreach(arr, i, b) {
 				json_int_t last = json_integer_value(json_object_get(b, "last_ms"));
 				const char *by = json_string_value(json_object_get(b, "denied_by"));
-				fprintf(stderr, "owsbx proxy: refused %s:%lld (%s%s%s, %lld times)\n",
+				long long count = (long long)json_integer_value(json_object_get(b, "count"));
+				fprintf(stderr, "owsbx proxy: refused %s:%lld (%s%s%s, %lld time%s)\n",
 					json_string_value(json_object_get(b, "host")),
 					(long long)json_integer_value(json_object_get(b, "port")),
 					json_string_value(json_object_get(b, "reason")), by ? " by " : "",
-					by ? by : "",
-					(long long)json_integer_value(json_object_get(b, "count")));
+					by ? by : "", count, count == 1 ? "" : "s");
 				if (last + 1 > since)
 					since = last + 1;
 			}
@@ -547,6 +558,11 @@ int owsbx_main(int argc, char **argv)
 		printf("owsbx %s\n", ows_version());
 		owsbx_args_free(&a);
 		return 0;
+	}
+	if (a.cmd == OWSBX_CMD_COMPLETION) {
+		owsbx_completion(stdout, a.shell);
+		owsbx_args_free(&a);
+		return fflush(stdout) == 0 ? 0 : 1;
 	}
 	if (a.cmd == OWSBX_CMD_APPARMOR) {
 		rc = cmd_apparmor(&a);

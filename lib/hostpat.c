@@ -227,6 +227,11 @@ int ows__pattern_parse(const char *text, ows__pattern *out, ows_error *err)
 		out->allow_private = true;
 	return 0;
 bad:
+	if (strstr(text, "://"))
+		return ows__fail(err, OWS_EINVAL, 0, text,
+				 "drop the scheme and any path: HOST or HOST:PORT (example.com, "
+				 "example.com:8443)",
+				 "a site is a host, not a URL");
 	return ows__fail(err, OWS_EINVAL, 0, text,
 			 out->deny ? "deny with !host, !host:port, !host:* or !*.domain (no port: "
 				     "every port)"

@@ -62,11 +62,18 @@ int ows_policy_set_provider(ows_policy *p, const char *name, ows_error *err)
 		for (i = 0; i < OWS__ARRAY_LEN(known); i++)
 			if (strcmp(name, known[i]) == 0)
 				break;
-		if (i == OWS__ARRAY_LEN(known))
-			return ows__fail(err, OWS_EINVAL, 0, name,
-					 "use one of: landlock, account, direct, openshell, seatbelt, "
-					 "windows, appcontainer",
-					 "unknown provider");
+		if (i == OWS__ARRAY_LEN(known)) {
+			/* The hint names this platform's: another's would only be refused at open. */
+			char hint[160] = "use one of:";
+			const char *sep = " ";
+			for (i = 0; i < OWS__ARRAY_LEN(known); i++)
+				if (ows__provider_find(known[i])) {
+					size_t n = strlen(hint);
+					snprintf(hint + n, sizeof(hint) - n, "%s%s", sep, known[i]);
+					sep = ", ";
+				}
+			return ows__fail(err, OWS_EINVAL, 0, name, hint, "unknown provider");
+		}
 	}
 	char *copy = NULL;
 	if (name && !(copy = ows__strdup(name, err)))

@@ -26,7 +26,7 @@ fi
 BUILD="gcc make libc6-dev pkg-config libmbedtls-dev libjansson-dev libinih-dev libacl1-dev
 	nftables curl ca-certificates"
 TEST="acl iproute2 passwd util-linux procps apparmor openssh-client openssh-server git openssl
-	python3 python3-pip python3-pytest python3-venv python3-setuptools python3-wheel
+	zsh python3 python3-pip python3-pytest python3-venv python3-setuptools python3-wheel
 	python3-wheel-whl python3-yaml netcat-openbsd clang libclang-rt-14-dev jq
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev
 	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file man-db groff-base"

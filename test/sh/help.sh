@@ -1,10 +1,11 @@
 #!/bin/bash
-# owsbx's help and man page. `owsbx --help` lists every command and option; `owsbx help CMD`
+# owsbx's help and man page. `owsbx --help` is an overview (each command on a line, examples),
+# `owsbx help all` lists every command and option; `owsbx help CMD`
 # and `owsbx CMD --help` print that command's usage and options (the same text) and exit 0;
 # -V, --version and version print the header's version; an unknown option names itself and
 # `owsbx help CMD`. cli/owsbx.1 renders without a warning (man -l, else groff), names every
 # command and every option the help lists, and no long option the CLI does not accept.
-# Every list here is taken from `owsbx --help`, not copied by hand.
+# Every list here is taken from `owsbx help all`, not copied by hand.
 . "$(dirname "$0")/../lib.sh"
 
 OWSBX=$OWSTEST_ROOT/owsbx
@@ -17,22 +18,34 @@ hv() { sed -n "s/^#define OWS_VERSION_$1 \([0-9]*\)$/\1/p" "$OWSTEST_ROOT/includ
 VERSION=$(hv MAJOR).$(hv MINOR).$(hv PATCH)
 like "$VERSION" '^[0-9]+\.[0-9]+\.[0-9]+$' "the header says its version ($VERSION)"
 
-# ---------------------------------------------------------------- the whole help
-timeout 10 "$OWSBX" --help >"$W/help" 2>"$W/help.err"
+# ---------------------------------------------------------------- the overview
+timeout 10 "$OWSBX" --help >"$W/overview" 2>"$W/help.err"
 is "$?" 0 "owsbx --help exits 0"
 is "$(cat "$W/help.err")" "" "and prints nothing on stderr"
 for ask in help -h; do
 	timeout 10 "$OWSBX" "$ask" >"$W/help2" 2>&1
-	ok "owsbx $ask prints the same" cmp -s "$W/help" "$W/help2"
+	ok "owsbx $ask prints the same" cmp -s "$W/overview" "$W/help2"
 done
+n=$(wc -l <"$W/overview")
+ok "the overview fits a screen ($n lines)" test "$n" -le 40
+like "$(cat "$W/overview")" "Examples:" "the overview has examples"
+
+# ---------------------------------------------------------------- the whole help
+timeout 10 "$OWSBX" help all >"$W/help" 2>"$W/help.err"
+is "$?" 0 "owsbx help all exits 0"
+is "$(cat "$W/help.err")" "" "and prints nothing on stderr"
 
 # Commands: the lines "owsbx NAME USAGE"; the name is the words before the first that is
 # upper-case or bracketed.
 mapfile -t CMDS < <(sed -n 's/^owsbx //p' "$W/help" | awk '{
 	n = ""; for (i = 1; i <= NF; i++) { if ($i ~ /^[[A-Z]/) break; n = n (n ? " " : "") $i }
 	print n }')
-like "${CMDS[*]}" "^run verify .*machine sandbox setup.* proxy connect apparmor-profile help version$" \
+like "${CMDS[*]}" "^run verify .*machine sandbox setup.* proxy connect apparmor-profile completion help version$" \
 	"the help lists the commands (${CMDS[*]})"
+for c in $(printf '%s\n' "${CMDS[@]}" | cut -d' ' -f1 | sort -u); do
+	like "$(cat "$W/overview")" "
+  $c " "the overview names $c"
+done
 # Options: indented lines that start with one; "-y, --yes" counts both.
 opts_of() { grep -oE '^    (-[a-zA-Z], )?--[a-z][a-z-]*' | tr -d ' ' | tr ',' '\n' | sort -u; }
 ALL_OPTS=$(opts_of <"$W/help")

@@ -20,6 +20,22 @@ for f in lib/libowsandbox.a "lib/libowsandbox.so.$version" include/owsandbox.h b
 	ok "installed $f" test -f "$dest$prefix/$f"
 done
 is "$(stat -c %a "$dest$prefix/bin/owsbx")" "755" "owsbx is executable"
+not_ok "owsbx is installed stripped" sh -c "readelf -S '$dest$prefix/bin/owsbx' | grep -q '\.symtab'"
+# The completion scripts, printed by the installed owsbx from its own tables.
+bc=$dest$prefix/share/bash-completion/completions/owsbx zc=$dest$prefix/share/zsh/vendor-completions/_owsbx
+ok "the bash completion is installed and parses" bash -n "$bc"
+like "$(head -1 "$zc")" "^#compdef owsbx" "the zsh completion is installed, marked for compinit"
+comp() { bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _owsbx; echo "${COMPREPLY[*]}"' sh "$bc" "$@"; }
+like "$(comp owsbx r)" "^run report$" "it completes the commands (owsbx r: run report)"
+is "$(comp owsbx run --net "")" "none allowlist open" "and an option's values (run --net)"
+is "$(comp owsbx machine sandbox re)" "remove" "and the machine's verbs"
+like "$(comp owsbx run --a)" "--allow-site --allow-sites-file" "and a command's options"
+if command -v zsh >/dev/null; then
+	out=$(zsh -c 'autoload -U compinit && compinit -u -D; . "$1" && echo loaded' zsh "$zc" 2>&1)
+	is "$out" "loaded" "zsh loads the zsh completion"
+else
+	skip "zsh is not installed" 1
+fi
 is "$(stat -c %a "$dest$prefix/share/man/man1/owsbx.1")" "644" "the man page is readable by all"
 is "$(readlink "$dest$prefix/lib/$soname")" "libowsandbox.so.$version" "the soname link $soname names the library"
 is "$(readlink "$dest$prefix/lib/libowsandbox.so")" "$soname" "the dev link libowsandbox.so names the soname"

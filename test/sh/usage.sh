@@ -75,6 +75,17 @@ refused 2 "an unknown network mode" --net sideways
 refused 2 "an unknown provider" --provider owstest-nope
 refused 2 "an allow-list site that is no host" --net allowlist --allow-site 'bad host!'
 refused 70 "a policy asking for a memory limit" --policy "$W/limits.json"
+refused 2 "a site given as a URL" --net allowlist --allow-site https://example.com/x
+like "$SBX_ERR" "not a URL.*drop the scheme" "a URL for a site: the hint says to drop the scheme"
+refused 2 "an unknown provider (its hint)" --provider owstest-nope
+like "$SBX_ERR" "use one of: landlock, account, direct, openshell$" \
+	"an unknown provider: the hint names this platform's providers only"
+
+# A site under --net none opens nothing: the command runs, and stderr says so once.
+AS_USER_CWD=$W sbx run --rw "$W" --net none --allow-site example.com -- /bin/true
+is "$SBX_RC" 0 "--allow-site with --net none: the command runs"
+like "$SBX_ERR" "^owsbx: --allow-site has no effect with --net none" "and stderr says the site opens nothing"
+is "$(grep -c 'no effect' <<<"$SBX_ERR")" 1 "once"
 
 # usage errors without a session at all
 AS_USER_CWD=$W sbx run
