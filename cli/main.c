@@ -103,6 +103,10 @@ static int cmd_run(owsbx_args *a, ows_config *config)
 	clock_gettime(CLOCK_REALTIME, &now);
 	int64_t started = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	opts.cwd = cwd;
+	/* A person at a terminal may expect the command where they stand: say where it runs. */
+	if (here && cwd && strcmp(here, cwd) != 0 && owsbx_os_stderr_is_tty())
+		fprintf(stderr, "owsbx: %s is in no session folder: the command runs in %s\n", here,
+			cwd);
 	ows_proc *proc = NULL;
 	int status;
 	rc = ows_session_spawn(s, (const char *const *)a->argv, &opts, &proc, &err);

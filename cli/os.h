@@ -23,6 +23,8 @@ bool owsbx_os_is_admin(void);
 void owsbx_os_raise_nofile(void);
 /* The file `name` beside this owsbx when it exists (caller frees), else NULL. */
 char *owsbx_os_beside_self(const char *name);
+/* True when stderr is a terminal: what only a person reading along needs goes there then. */
+bool owsbx_os_stderr_is_tty(void);
 /* Sleeps ms milliseconds. */
 void owsbx_os_sleep_ms(unsigned ms);
 

@@ -31,6 +31,11 @@ char *owsbx_os_getcwd(void)
 	return getcwd(NULL, 0);
 }
 
+bool owsbx_os_stderr_is_tty(void)
+{
+	return isatty(STDERR_FILENO) == 1;
+}
+
 bool owsbx_os_is_admin(void)
 {
 	return geteuid() == 0;

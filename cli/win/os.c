@@ -59,6 +59,12 @@ void owsbx_os_ignore_sigpipe(void)
 {
 }
 
+bool owsbx_os_stderr_is_tty(void)
+{
+	DWORD mode;
+	return GetConsoleMode(GetStdHandle(STD_ERROR_HANDLE), &mode) != 0;
+}
+
 char *owsbx_os_getcwd(void)
 {
 	DWORD n = GetCurrentDirectoryW(0, NULL);

@@ -81,6 +81,15 @@ refused 2 "an unknown provider (its hint)" --provider owstest-nope
 like "$SBX_ERR" "use one of: landlock, account, direct, openshell$" \
 	"an unknown provider: the hint names this platform's providers only"
 
+# Started outside every session folder, at a terminal, owsbx says where the command runs;
+# into a pipe it says nothing (a script reads the command's own output).
+out=$(AS_USER_CWD=/ as_user script -qec "$OWSBX run --rw $W -- /bin/pwd" /dev/null </dev/null 2>&1 | tr -d '\r')
+like "$out" "owsbx: / is in no session folder: the command runs in $W" \
+	"at a terminal, outside every session folder: stderr says where the command runs"
+AS_USER_CWD=/ sbx run --rw "$W" -- /bin/pwd
+is "$SBX_ERR" "" "into a pipe: nothing said"
+is "$SBX_OUT" "$W" "and the command ran in the first read-write folder"
+
 # A site under --net none opens nothing: the command runs, and stderr says so once.
 AS_USER_CWD=$W sbx run --rw "$W" --net none --allow-site example.com -- /bin/true
 is "$SBX_RC" 0 "--allow-site with --net none: the command runs"
