@@ -328,8 +328,8 @@ void ows__init_restrict(const struct ows__plan *p)
 	if (syscall(SYS_landlock_restrict_self, rs, 0) != 0)
 		ows__init_die(p, "landlock_restrict_self", NULL);
 	close(rs);
-	/* New files stay closed to other users: the filter keeps S_IWOTH in the umask
-	 * from here on, so it must be there to start with (the person's may lack it). */
+	/* New files start closed to other users, whatever the person's umask; the
+	 * filter refuses chmod with S_IWOTH (seccomp.c says why umask stays). */
 	umask(umask(0) | S_IWOTH);
 	struct sock_fprog prog = {
 		.len = p->seccomp.len,

@@ -17,10 +17,9 @@
  * person's terminal), setting S_ISUID/S_ISGID (a set-ID file left in a session
  * folder would run outside the wall later, as its owner, for whoever runs
  * it), and opening a file or folder to other local users: no chmod with
- * S_IWOTH, and a umask that would let new files be made writable by others
- * is ignored (the call changes nothing and returns 0; init sets S_IWOTH in
- * the umask it hands on).  Group write stays: Debian gives each person a
- * private group.  In `none` only AF_UNIX sockets may be created.
+ * S_IWOTH (init sets it in the umask it hands on; umask itself stays, see
+ * below).  Group write stays: Debian gives each person a private group.  In
+ * `none` only AF_UNIX sockets may be created.
  *
  * When init shares the host's namespaces (no user namespace to be had,
  * OWS_SECCOMP_HOST_NS) nothing but Landlock stands between a command and
@@ -155,7 +154,13 @@ static const long allowed[] = {
 	SYS_openat /* mode checked */, SYS_mkdirat /* mode checked */,
 	SYS_mknodat /* type and mode checked */, SYS_fchmod /* mode checked */,
 	SYS_fchmodat /* mode checked */, SYS_fchmodat2 /* mode checked */,
-	SYS_renameat2 /* flags checked */, SYS_umask /* value checked */,
+	SYS_renameat2 /* flags checked */,
+	/* Not filtered, though umask(0) lets the next creation open a file to everyone:
+	 * pip, tar and coreutils read the umask by setting it to 0 and back, then chmod
+	 * what they made by it, so any other answer than the real one breaks them (an
+	 * error comes back as a umask of 0777; a skipped call's 0 leads pip to chmod
+	 * 0666, refused).  Init hands S_IWOTH on in the umask. */
+	SYS_umask,
 	SYS_newfstatat, SYS_fstat, SYS_statx, SYS_statfs, SYS_fstatfs, SYS_faccessat,
 	SYS_faccessat2, SYS_readlinkat, SYS_getdents64, SYS_getcwd, SYS_chdir, SYS_fchdir,
 	SYS_linkat, SYS_symlinkat, SYS_unlinkat, SYS_renameat, SYS_utimensat, SYS_fchown,
@@ -366,7 +371,6 @@ static int resolve(prog *p)
 
 typedef enum check_kind {
 	REFUSE_BITS,   /* refuse when the argument has any bit of `mask` */
-	REQUIRE_BITS,  /* refuse when it has none of them */
 	ALLOW_VALUES,  /* allow only the values in `vals` */
 	REFUSE_VALUES, /* refuse the values in `vals` */
 	ONLY_SELF,     /* allow only pid 0 (the caller) in `arg`, and not `mask` in `which` */
@@ -394,10 +398,6 @@ static void emit_check(prog *p, const check *c)
 	case REFUSE_BITS:
 		load_arg(p, c->arg);
 		branch(p, BPF_JSET, c->mask, deny, allow);
-		break;
-	case REQUIRE_BITS:
-		load_arg(p, c->arg);
-		branch(p, BPF_JSET, c->mask, allow, deny);
 		break;
 	case ALLOW_VALUES:
 		load_arg(p, c->arg);
@@ -524,15 +524,6 @@ static void checks_for_all(policy *pol)
 	refuse_bits(pol, SYS_chmod, 1, chmods);
 	refuse_bits(pol, SYS_mknod, 1, setid | S_IFCHR);
 #endif
-	/*
-	 * A umask without S_IWOTH would let the next creation open a file to
-	 * everyone.  Refusing it with an error breaks the common way to read the
-	 * umask, `old = umask(0); umask(old)` (tar, coreutils, pip): the error's -1
-	 * would come back as a umask of 0777.  So the call is skipped and returns
-	 * 0: nothing changes, and the program sees a success.
-	 */
-	add_check(pol, SYS_umask, (check){.kind = REQUIRE_BITS, .arg = 0, .mask = S_IWOTH,
-					  .deny = RET_ERRNO(0)});
 	refuse_bits(pol, SYS_clone, 0, NS_FLAGS);
 	refuse_bits(pol, SYS_unshare, 0, NS_FLAGS);
 	values(pol, SYS_ioctl, REFUSE_VALUES, 1, tty_ioctls, OWS__ARRAY_LEN(tty_ioctls));

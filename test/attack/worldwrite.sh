@@ -1,9 +1,11 @@
 # Modes that open the folder to other local users: a world-writable .git (or any guarded
 # name) would let another user swap .git/config under the person, and a world-writable
 # file or folder stays open after the session.  No command may make one: chmod, fchmod,
-# fchmodat and fchmodat2 with S_IWOTH are refused (seccomp, both providers), and a umask
-# without S_IWOTH is ignored, so that creations with 0666 or 0777 stay closed to others.
-# Group write stays (Debian gives each person a private group); it is a control here.
+# fchmodat and fchmodat2 with S_IWOTH are refused (seccomp, both providers), and init hands
+# S_IWOTH on in the umask, so that creations with 0666 or 0777 stay closed to others even
+# when the person's umask is 0.  umask itself stays (pip, tar and coreutils read it by
+# setting it to 0 and back): a command that sets 0 itself can still make such files (the
+# README says so).  Group write stays (Debian gives each person a private group).
 ATTACKS="$ATTACKS worldwrite"
 
 # Runs each named step in the folder argv[1]; prints "STEP OK" or "STEP <errno name>"
@@ -27,11 +29,15 @@ def fchmodat2(name, mode):
     if libc.syscall(452, -100, name.encode(), mode, 0) != 0:
         raise OSError(ctypes.get_errno(), "fchmodat2")
 
-def umask0_creates():
+def umask_read():
     old = os.umask(0)
-    touch("um-file", 0o666)
-    os.mkdir("um-dir", 0o777)
     os.umask(old)
+    if not old & 0o002:
+        raise OSError(errno.EINVAL, "umask %o hands write for others on" % old)
+
+def inherited_creates():
+    touch("inh-file", 0o666)
+    os.mkdir("inh-dir", 0o777)
 
 steps = {
     "ctl-chmod755": lambda: (touch("ctl755", 0o600), os.chmod("ctl755", 0o755)),
@@ -46,7 +52,8 @@ steps = {
                                   os.chmod("chmod-dir", 0o777, dir_fd=os.open(".", os.O_RDONLY))),
     "fchmodat2-602-new": lambda: (touch("fchmodat2-new"), fchmodat2("fchmodat2-new", 0o602)),
     "chmod-1777-dir": lambda: (os.mkdir("sticky-dir", 0o755), os.chmod("sticky-dir", 0o1777)),
-    "umask0-creates": umask0_creates,
+    "ctl-umask-read": umask_read,
+    "inherited-creates": inherited_creates,
 }
 commands = {
     "ctl-coreutils-chmod755": ["sh", "-c", "touch cu-ctl && chmod 600 cu-ctl && chmod 755 cu-ctl"],
@@ -54,7 +61,6 @@ commands = {
     "coreutils-chmod-ow-git-config": ["chmod", "o+w", ".git/config"],
     "coreutils-chmod-ow-file": ["chmod", "o+w", "a.txt"],
     "coreutils-chmod-R-ow": ["chmod", "-R", "o+w", "."],
-    "shell-umask0": ["sh", "-c", "umask 0 && touch sh-um-file && mkdir sh-um-dir"],
 }
 for name in sys.argv[2:]:
     if name in commands:
@@ -89,26 +95,29 @@ attack_worldwrite() {
 		[coreutils-chmod-777-git]=.git [coreutils-chmod-ow-git-config]=.git/config
 		[coreutils-chmod-ow-file]=a.txt [coreutils-chmod-R-ow]=.
 	)
-	# umask 0, then creations with 0666 and 0777: they succeed, closed to others.
-	local -A created=([umask0-creates]="um-file um-dir" [shell-umask0]="sh-um-file sh-um-dir")
-	out=$(sbx -- /usr/bin/python3 -c "$WORLDWRITE_PY" "$RW" "${!controls[@]}" 2>&1)
+	out=$(sbx -- /usr/bin/python3 -c "$WORLDWRITE_PY" "$RW" "${!controls[@]}" ctl-umask-read 2>&1)
+	check "$(tag) control: umask(0) and back reads a umask with S_IWOTH inside" \
+		grep -qx "ctl-umask-read OK" <<<"$out"
 	for step in $(printf '%s\n' "${!controls[@]}" | sort); do
 		file=${controls[$step]%%:*} mode=${controls[$step]#*:}
 		check "$(tag) control: $step works inside" grep -qx "$step OK" <<<"$out"
 		check "$(tag) control: $step leaves mode $mode outside" \
 			test "$(worldwrite_mode "$file")" = "$mode"
 	done
-	out=$(sbx -- /usr/bin/python3 -c "$WORLDWRITE_PY" "$RW" "${!refused[@]}" "${!created[@]}" 2>&1)
+	out=$(sbx -- /usr/bin/python3 -c "$WORLDWRITE_PY" "$RW" "${!refused[@]}" 2>&1)
 	for step in $(printf '%s\n' "${!refused[@]}" | sort); do
 		check "$(tag) $step is refused" grep -qxE "$step (EPERM|FAIL)" <<<"$out"
 	done
-	for step in "${!created[@]}"; do
-		check "$(tag) control: $step creates" grep -qx "$step OK" <<<"$out"
-	done
+	# The person's umask of 0 is not handed in: creations with 0666 and 0777 stay closed.
+	out=$(as_person sh -c 'umask 0 && exec "$@"' sh "$BIN/owsbx" run --provider "$P" \
+		--net "$NET" --rw "$RW" -- /usr/bin/python3 -c "$WORLDWRITE_PY" "$RW" \
+		inherited-creates 2>&1)
+	check "$(tag) control: with the person's umask 0, a command creates" \
+		grep -qx "inherited-creates OK" <<<"$out"
 	# Whatever the steps did, nothing in the folder is writable by others now.
 	out=$(as_person find "$RW" -perm -o+w -printf '%m %P\n' 2>&1)
 	check "$(tag) nothing in the folder is writable by others (${out//$'\n'/, })" test -z "$out"
 	as_person chmod -R o-w "$RW" 2>/dev/null
 	as_person rm -rf "$RW"/ctl* "$RW"/cu-ctl "$RW"/fchmod*-new "$RW"/chmod-dir "$RW"/sticky-dir \
-		"$RW"/um-* "$RW"/sh-um-* 2>/dev/null
+		"$RW"/inh-* 2>/dev/null
 }
