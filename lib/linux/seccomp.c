@@ -18,7 +18,7 @@
  * folder would run outside the wall later, as its owner, for whoever runs
  * it), and opening a file or folder to other local users: no chmod with
  * S_IWOTH (init sets it in the umask it hands on; umask itself stays, see
- * below).  Group write stays: Debian gives each person a private group.  In
+ * below), no ACL set (no extended attribute is set at all).  Group write stays: Debian gives each person a private group.  In
  * `none` only AF_UNIX sockets may be created.
  *
  * When init shares the host's namespaces (no user namespace to be had,
@@ -167,11 +167,10 @@ static const long allowed[] = {
 	SYS_fchownat, SYS_truncate /* refused before Landlock ABI 3 in the host's namespaces */,
 	SYS_name_to_handle_at /* a handle alone opens nothing: open_by_handle_at is refused */,
 	SYS_ioctl /* TIOCSTI and TIOCLINUX refused */,
-	/* extended attributes (ACLs and file capabilities need rights no sandbox holds) */
+	/* extended attributes, read and removed; set: below */
 	SYS_getxattr, SYS_lgetxattr, SYS_fgetxattr, SYS_listxattr, SYS_llistxattr,
-	SYS_flistxattr, SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr, SYS_removexattr,
-	SYS_lremovexattr, SYS_fremovexattr, SYS_setxattrat, SYS_getxattrat, SYS_listxattrat,
-	SYS_removexattrat,
+	SYS_flistxattr, SYS_removexattr, SYS_lremovexattr, SYS_fremovexattr, SYS_getxattrat,
+	SYS_listxattrat, SYS_removexattrat,
 	/* waiting on descriptors, events, timers */
 	SYS_pipe2, SYS_ppoll, SYS_pselect6, SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_pwait,
 	SYS_epoll_pwait2, SYS_eventfd2, SYS_signalfd4, SYS_timerfd_create, SYS_timerfd_settime,
@@ -248,9 +247,9 @@ static const long allowed_arch[] = {
  * Anything unnamed gets ENOSYS.
  */
 static const long refused[] = {
-	/* this filter's own: io_uring runs its operations past this filter; the kernel keyring
-	 * holds the person's keys; a new namespace is more kernel surface and a way around
-	 * the mount namespace */
+	/* io_uring runs its operations past this filter; the kernel keyring holds the
+	 * person's keys; a new namespace is more kernel surface and a way around the
+	 * mount namespace */
 	SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register, SYS_keyctl, SYS_add_key,
 	SYS_request_key, SYS_setns,
 	/* the kernel's code, mounts and devices */
@@ -273,6 +272,8 @@ static const long refused[] = {
 	SYS_iopl, SYS_ioperm, SYS_ustat, SYS_sysfs, SYS_uselib, SYS__sysctl,
 #endif
 };
+
+static const long set_xattr[] = {SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr, SYS_setxattrat};
 
 /* ------------------------------------------------------------ the assembler */
 
@@ -441,7 +442,7 @@ static void emit_check(prog *p, const check *c)
 #define NR_SPAN 512
 #define MAX_CHECKS 48
 
-enum { V_UNNAMED, V_ALLOW, V_EPERM, V_ENOSYS, V_CHECK /* + the check's index */ };
+enum { V_UNNAMED, V_ALLOW, V_EPERM, V_ENOSYS, V_ENOTSUP, V_CHECK /* + the check's index */ };
 
 typedef struct policy {
 	unsigned short verdict[NR_SPAN];
@@ -595,6 +596,15 @@ static void make_policy(policy *pol, ows_net net, unsigned flags)
 	set_all(pol, allowed_arch, OWS__ARRAY_LEN(allowed_arch), V_ALLOW);
 #endif
 	set_all(pol, refused, OWS__ARRAY_LEN(refused), V_EPERM);
+	/*
+	 * Setting an extended attribute: an access ACL with an entry for "other" or
+	 * for another user opens a file to them as chmod o+w would, and the filter
+	 * cannot read the attribute's name.  EOPNOTSUPP is what a file system
+	 * without them says: cp -a, Python's copystat and tar fall back to the mode
+	 * or go on without; what needs user.* attributes breaks.  (Docker allows
+	 * them.)
+	 */
+	set_all(pol, set_xattr, OWS__ARRAY_LEN(set_xattr), V_ENOTSUP);
 	/* glibc falls back to clone() when clone3() is missing; clone's flags can be read. */
 	set(pol, SYS_clone3, V_ENOSYS);
 	/* openat2's mode sits in a struct the filter cannot read; libc and programs fall
@@ -618,6 +628,7 @@ static void leaf(prog *p, const policy *pol, unsigned short verdict)
 	switch (verdict) {
 	case V_ALLOW: ret(p, RET_ALLOW); break;
 	case V_EPERM: ret(p, RET_ERRNO(EPERM)); break;
+	case V_ENOTSUP: ret(p, RET_ERRNO(EOPNOTSUPP)); break;
 	case V_UNNAMED:
 	case V_ENOSYS: ret(p, RET_ERRNO(ENOSYS)); break;
 	default: emit_check(p, &pol->checks[verdict - V_CHECK]); break;

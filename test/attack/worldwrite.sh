@@ -5,7 +5,8 @@
 # S_IWOTH on in the umask, so that creations with 0666 or 0777 stay closed to others even
 # when the person's umask is 0.  umask itself stays (pip, tar and coreutils read it by
 # setting it to 0 and back): a command that sets 0 itself can still make such files (the
-# README says so).  Group write stays (Debian gives each person a private group).
+# README says so).  Group write stays (Debian gives each person a private group).  An ACL
+# entry for others or another user opens a file as well: no extended attribute is set inside.
 ATTACKS="$ATTACKS worldwrite"
 
 # Runs each named step in the folder argv[1]; prints "STEP OK" or "STEP <errno name>"
@@ -61,6 +62,9 @@ commands = {
     "coreutils-chmod-ow-git-config": ["chmod", "o+w", ".git/config"],
     "coreutils-chmod-ow-file": ["chmod", "o+w", "a.txt"],
     "coreutils-chmod-R-ow": ["chmod", "-R", "o+w", "."],
+    "setfacl-other-rw": ["sh", "-c", "touch acl-o && setfacl -m o::rw acl-o"],
+    "setfacl-nobody-rw": ["sh", "-c", "touch acl-u && setfacl -m u:nobody:rw acl-u"],
+    "setfacl-default-nobody": ["sh", "-c", "mkdir -p acl-d && setfacl -d -m u:nobody:rwx acl-d"],
 }
 for name in sys.argv[2:]:
     if name in commands:
@@ -94,6 +98,7 @@ attack_worldwrite() {
 		[fchmodat2-602-new]=fchmodat2-new [chmod-1777-dir]=sticky-dir
 		[coreutils-chmod-777-git]=.git [coreutils-chmod-ow-git-config]=.git/config
 		[coreutils-chmod-ow-file]=a.txt [coreutils-chmod-R-ow]=.
+		[setfacl-other-rw]=acl-o [setfacl-nobody-rw]=acl-u [setfacl-default-nobody]=acl-d
 	)
 	out=$(sbx -- /usr/bin/python3 -c "$WORLDWRITE_PY" "$RW" "${!controls[@]}" ctl-umask-read 2>&1)
 	check "$(tag) control: umask(0) and back reads a umask with S_IWOTH inside" \
@@ -114,10 +119,13 @@ attack_worldwrite() {
 		inherited-creates 2>&1)
 	check "$(tag) control: with the person's umask 0, a command creates" \
 		grep -qx "inherited-creates OK" <<<"$out"
-	# Whatever the steps did, nothing in the folder is writable by others now.
+	# Whatever the steps did, nothing in the folder is writable by others now, and no ACL
+	# inside names nobody.
 	out=$(as_person find "$RW" -perm -o+w -printf '%m %P\n' 2>&1)
 	check "$(tag) nothing in the folder is writable by others (${out//$'\n'/, })" test -z "$out"
+	out=$(getfacl -RPp "$RW" 2>/dev/null | grep -E '^(default:)?user:nobody:')
+	check "$(tag) no ACL entry inside names another user (${out//$'\n'/, })" test -z "$out"
 	as_person chmod -R o-w "$RW" 2>/dev/null
 	as_person rm -rf "$RW"/ctl* "$RW"/cu-ctl "$RW"/fchmod*-new "$RW"/chmod-dir "$RW"/sticky-dir \
-		"$RW"/inh-* 2>/dev/null
+		"$RW"/inh-* "$RW"/acl-* 2>/dev/null
 }

@@ -220,6 +220,24 @@ static int fchmodat2_777(void)
 {
 	return rc(syscall(__NR_fchmodat2, AT_FDCWD, fresh("fchmodat2"), 0777, 0));
 }
+/* system.posix_acl_access, version 2: user::rw-, group::r--, other::rw- (write for others). */
+static int acl_other_write(void)
+{
+	static const unsigned char acl[] = {2, 0, 0, 0, 1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+					    4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+					    0x20, 0, 6, 0, 0xff, 0xff, 0xff, 0xff};
+	return rc(syscall(SYS_setxattr, fresh("acl"), "system.posix_acl_access", acl, sizeof(acl), 0));
+}
+static int fsetxattr_user(void)
+{
+	const char *path = fresh("xattr");
+	int fd = path ? open(path, O_RDONLY) : -1;
+	if (fd < 0)
+		return -3;
+	int e = rc(syscall(SYS_fsetxattr, fd, "user.owstest", "x", 1, 0));
+	close(fd);
+	return e;
+}
 /* The read idiom: 0 when umask(0) returned the umask set before the filter (022). */
 static int umask_read(void)
 {
@@ -604,6 +622,8 @@ int main(void)
 		{fchmod_666, EPERM, "fchmod to 0666 refused"},
 		{fchmodat_777, EPERM, "fchmodat to 0777 refused"},
 		{fchmodat2_777, EPERM, "fchmodat2 to 0777 refused"},
+		{acl_other_write, EOPNOTSUPP, "setxattr of an ACL giving others write says EOPNOTSUPP"},
+		{fsetxattr_user, EOPNOTSUPP, "fsetxattr of a user.* attribute says EOPNOTSUPP"},
 		{umask_read, 0, "umask(0) and back reads the real umask (pip, tar, coreutils do)"},
 		{umask_closed, 0, "umask(027) works and returns the old value"},
 		{fchmod_suid, EPERM, "fchmod to 04755 refused"},
@@ -639,6 +659,7 @@ int main(void)
 	is_int(fchmod_suid(), 0, "without the filter, fchmod to 04755 works");
 	is_int(openat_sgid(), 0, "without the filter, openat(O_CREAT, 02755) works");
 	is_int(mknod_whiteout(), 0, "without the filter, mknod of a whiteout works");
+	is_int(acl_other_write(), 0, "without the filter, that ACL is set");
 	docker_refused();
 	host_ns();
 	is_int(ows__rmtree_at(AT_FDCWD, scratch), 0, "the scratch folder removed");
