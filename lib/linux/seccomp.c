@@ -18,7 +18,8 @@
  * folder would run outside the wall later, as its owner, for whoever runs
  * it), and opening a file or folder to other local users: no chmod with
  * S_IWOTH (init sets it in the umask it hands on; umask itself stays, see
- * below), no ACL set (no extended attribute is set at all).  Group write stays: Debian gives each person a private group.  In
+ * below), and no ACL set (no extended attribute is set at all: the call
+ * is skipped and returns 0, see below).  Group write stays: Debian gives each person a private group.  In
  * `none` only AF_UNIX sockets may be created.
  *
  * When init shares the host's namespaces (no user namespace to be had,
@@ -442,7 +443,7 @@ static void emit_check(prog *p, const check *c)
 #define NR_SPAN 512
 #define MAX_CHECKS 48
 
-enum { V_UNNAMED, V_ALLOW, V_EPERM, V_ENOSYS, V_ENOTSUP, V_CHECK /* + the check's index */ };
+enum { V_UNNAMED, V_ALLOW, V_EPERM, V_ENOSYS, V_SKIP, V_CHECK /* + the check's index */ };
 
 typedef struct policy {
 	unsigned short verdict[NR_SPAN];
@@ -599,12 +600,13 @@ static void make_policy(policy *pol, ows_net net, unsigned flags)
 	/*
 	 * Setting an extended attribute: an access ACL with an entry for "other" or
 	 * for another user opens a file to them as chmod o+w would, and the filter
-	 * cannot read the attribute's name.  EOPNOTSUPP is what a file system
-	 * without them says: cp -a, Python's copystat and tar fall back to the mode
-	 * or go on without; what needs user.* attributes breaks.  (Docker allows
-	 * them.)
+	 * cannot read the attribute's name.  The call is skipped and says it worked:
+	 * any error fails cp -a and cp -p of a file that has an ACL (every file
+	 * under `account` has one), with EOPNOTSUPP as with EPERM.  The copy keeps
+	 * its mode and what the folder's default ACL gives; setfacl and setfattr
+	 * change nothing.  (Docker allows them.)
 	 */
-	set_all(pol, set_xattr, OWS__ARRAY_LEN(set_xattr), V_ENOTSUP);
+	set_all(pol, set_xattr, OWS__ARRAY_LEN(set_xattr), V_SKIP);
 	/* glibc falls back to clone() when clone3() is missing; clone's flags can be read. */
 	set(pol, SYS_clone3, V_ENOSYS);
 	/* openat2's mode sits in a struct the filter cannot read; libc and programs fall
@@ -628,7 +630,7 @@ static void leaf(prog *p, const policy *pol, unsigned short verdict)
 	switch (verdict) {
 	case V_ALLOW: ret(p, RET_ALLOW); break;
 	case V_EPERM: ret(p, RET_ERRNO(EPERM)); break;
-	case V_ENOTSUP: ret(p, RET_ERRNO(EOPNOTSUPP)); break;
+	case V_SKIP: ret(p, RET_ERRNO(0)); break; /* not run; returns 0 */
 	case V_UNNAMED:
 	case V_ENOSYS: ret(p, RET_ERRNO(ENOSYS)); break;
 	default: emit_check(p, &pol->checks[verdict - V_CHECK]); break;
