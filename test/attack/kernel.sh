@@ -147,9 +147,10 @@ gcc -o t t.c 2>/dev/null; ./t; [ $? = 42 ] && ok gcc
 printf "all:\n\t@echo made\n" > Makefile
 [ "$(make -s 2>/dev/null)" = made ] && ok make
 python3 -c "import subprocess, multiprocessing, tempfile, os, sys
-with multiprocessing.Pool(2) as p: assert p.map(abs, [-1, -2]) == [1, 2]
+if not sys.argv[1]:  # a pool needs POSIX semaphores, refused in the host namespaces (README)
+    with multiprocessing.Pool(2) as p: assert p.map(abs, [-1, -2]) == [1, 2]
 with tempfile.TemporaryDirectory(dir=\".\") as d: open(os.path.join(d, \"f\"), \"w\").write(\"x\")
-sys.exit(subprocess.run([\"true\"]).returncode)" && ok python3
+sys.exit(subprocess.run([\"true\"]).returncode)" "$2" && ok python3
 git status --porcelain >/dev/null && git add t.c && git commit -qm t && ok git
 mkdir -p tardir/sub && echo x > tardir/sub/f && chmod 755 tardir/sub/f &&
 	tar -cf t.tar tardir && rm -rf tardir && tar -xf t.tar &&
@@ -164,7 +165,7 @@ cp -a t.c t2.c && install -m 644 t.c t3.c && mkdir -p d1/d2 && ok coreutils
 
 kernel_tools() {
 	local out tool
-	out=$(sbx -- /bin/bash -c "$KERNEL_TOOLS" tools "$RW" 2>&1)
+	out=$(sbx -- /bin/bash -c "$KERNEL_TOOLS" tools "$RW" "$ATK_HOST_NS" 2>&1)
 	for tool in gcc make python3 git tar ps strace gdb curl coreutils; do
 		check "$(tag) control: $tool works inside" grep -qx "$tool ok" <<<"$out"
 	done
