@@ -18,9 +18,9 @@
  * folder would run outside the wall later, as its owner, for whoever runs
  * it), and opening a file or folder to other local users: no chmod with
  * S_IWOTH (init sets it in the umask it hands on; umask itself stays, see
- * below), and no ACL set (no extended attribute is set at all: the call
- * is skipped and returns 0, see below).  Group write stays: Debian gives each person a private group.  In
- * `none` only AF_UNIX sockets may be created.
+ * below), and no ACL set (no extended attribute is set at all: the call is
+ * skipped and returns 0, see below).  Group write stays: Debian gives each
+ * person a private group.  In `none` only AF_UNIX sockets may be created.
  *
  * When init shares the host's namespaces (no user namespace to be had,
  * OWS_SECCOMP_HOST_NS) nothing but Landlock stands between a command and
