@@ -328,6 +328,9 @@ void ows__init_restrict(const struct ows__plan *p)
 	if (syscall(SYS_landlock_restrict_self, rs, 0) != 0)
 		ows__init_die(p, "landlock_restrict_self", NULL);
 	close(rs);
+	/* New files start closed to other users, whatever the person's umask; the
+	 * filter refuses chmod with S_IWOTH (seccomp.c says why umask stays). */
+	umask(umask(0) | S_IWOTH);
 	struct sock_fprog prog = {
 		.len = p->seccomp.len,
 		.filter = (struct sock_filter *)p->seccomp.insns,

@@ -68,7 +68,7 @@ OWS__HIDDEN uint64_t ows__landlock_fs_all(int abi);
 OWS__HIDDEN size_t ows__landlock_attr_size(int abi);
 
 /* seccomp: the filter every sandboxed process runs under. */
-#define OWS_SECCOMP_MAX_INSNS 256
+#define OWS_SECCOMP_MAX_INSNS 1024
 typedef struct ows__seccomp {
 	struct sock_filter insns[OWS_SECCOMP_MAX_INSNS];
 	unsigned short len;

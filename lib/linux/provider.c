@@ -244,7 +244,7 @@ static int report_json(const ows_config *config, char **out, ows_error *err)
 		       "signals in, and the own network namespace of `none` and `allowlist` keeps "
 		       "abstract sockets out; `open` has none (see network.open)");
 	add(caps, "seccomp", seccomp ? "enforced" : "unavailable",
-	    seccomp ? "sockets, io_uring, namespaces, keyring, TIOCSTI and set-ID modes filtered"
+	    seccomp ? "default deny (the calls Docker allows); sockets, io_uring, namespaces, keyring, TIOCSTI, set-ID and world-writable modes filtered"
 		    : "the kernel has no seccomp filter support");
 	add(caps, "namespaces", ns ? "enforced" : "unavailable", nswhy);
 

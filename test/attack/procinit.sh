@@ -1,7 +1,7 @@
 # The session's init (PID 1 inside; the command's parent either way, also when the sandbox
 # shares the host's namespaces) and the kernel's own surfaces: init holds the
 # control socket and the host's descriptors, so nothing of it may be reached from a
-# command (its fds through /proc or pidfd_getfd, its memory, ptrace); a signal to it
+# command (its fds through /proc or pidfd_getfd, refused outright; its memory, ptrace); a signal to it
 # from inside does not end or wedge the session; /proc/sys, /sys and devices beyond the
 # few bound are not writable or openable, and no device node (not even a whiteout) can
 # be made in a folder; the calls that make namespaces, mounts or
@@ -83,7 +83,7 @@ steps = {
     "ctl-self-status": lambda: open("/proc/self/status").read(10) and None,
     "ctl-self-fd": lambda: os.listdir("/proc/self/fd") and None,
     "ctl-pidfd-open-1": lambda: os.close(sc(434, INIT, 0)),
-    "ctl-getfd-self": getfd_self,
+    "getfd-self": getfd_self,
     "init-getfd": getfd_any,
     "init-environ": lambda: open("/proc/%d/environ" % INIT, "rb").read(),
     "init-mem": lambda: open("/proc/%d/mem" % INIT, "rb").read(1),
@@ -150,8 +150,9 @@ for name in sys.argv[2:]:
 
 attack_procinit() {
 	local out step ctls refused
-	ctls="ctl-mkfifo ctl-self-status ctl-self-fd ctl-pidfd-open-1 ctl-getfd-self ctl-vmread-self ctl-write-rw ctl-write-devnull ctl-memfd ctl-getpid"
-	refused="init-getfd init-environ init-mem init-maps init-fd init-fd0 init-cwd init-root init-exe
+	ctls="ctl-mkfifo ctl-self-status ctl-self-fd ctl-pidfd-open-1 ctl-vmread-self ctl-write-rw ctl-write-devnull ctl-memfd ctl-getpid"
+	# pidfd_getfd even of itself: Docker's default profile refuses it (CAP_SYS_PTRACE).
+	refused="getfd-self init-getfd init-environ init-mem init-maps init-fd init-fd0 init-cwd init-root init-exe
 		init-ptrace init-seize init-vmread sys-hostname sys-core-pattern sys-sysrq
 		sys-drop-caches sys-uevent-helper sys-cgroup cgroup-limits dev-fuse dev-kvm dev-tun dev-mem dev-kmsg
 		dev-console dev-vda mknod-chr mknod-blk mknod-whiteout rename-whiteout unshare-user unshare-mount unshare-net chroot

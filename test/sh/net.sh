@@ -26,8 +26,19 @@ vsock_out=${R[4]}
 if [ "$uring_enabled" = 0 ]; then
 	is "${R[5]}" OK "control: outside, io_uring_setup works"
 fi
-probe_out "int80 359 2 1 0" "int80 359 2 2 0"
-is "${R[0]}" OK "control: outside, an i386 socket() through int 0x80 works (IA32 emulation is on)"
+# The i386 and x32 system call tables, outside: some machines of this kind have neither
+# (int 0x80 faults with SIGSEGV even for getpid; x32 is off in Debian's kernels).  Where a
+# table is absent, the checks that go through it inside could not fail: they skip.
+probe_out "int80 20" "x32 39"
+i386_absent='' x32_absent=''
+case ${R[0]} in OK) ;; *) i386_absent="int 0x80 is absent here: getpid through it gets ${R[0]} outside" ;; esac
+case ${R[1]} in OK) ;; *) x32_absent="the x32 ABI is absent here: getpid through it gets ${R[1]} outside" ;; esac
+if [ -z "$i386_absent" ]; then
+	probe_out "int80 359 2 1 0" "int80 359 2 2 0"
+	is "${R[0]}" OK "control: outside, an i386 socket() through int 0x80 works (IA32 emulation is on)"
+else
+	skip "control: outside, an i386 socket() through int 0x80: $i386_absent"
+fi
 conns_before=$(tcp_conns "$PORT")
 is "$conns_before" 1 "control: the server counted that one connection"
 
@@ -64,6 +75,13 @@ for net in none open; do
 		5) what="x32 socket(AF_INET)" ;; 6) what="x32 socket(AF_VSOCK)" ;; esac
 		if [ "$net" = open ] && { [ $i = 0 ] || [ $i = 1 ] || [ $i = 2 ] || [ $i = 5 ]; }; then
 			continue # open allows these sockets anyway
+		fi
+		if [ $i -lt 5 ] && [ -n "$i386_absent" ]; then
+			skip "net $net: $what: $i386_absent"
+			continue
+		elif [ $i -ge 5 ] && [ -n "$x32_absent" ]; then
+			skip "net $net: $what: $x32_absent"
+			continue
 		fi
 		is_one_of "${R[i]}" "EPERM ENOSYS SIG31 SIG9" "net $net: $what refused or killed (${R[i]})"
 	done

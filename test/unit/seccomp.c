@@ -15,7 +15,10 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "linux/linux.h"
@@ -204,6 +207,59 @@ static int sticky_dir(void)
 	const char *path = gone("sticky");
 	return mkdir(path, 0755) != 0 ? errno : rc(syscall(SYS_chmod, path, 01777));
 }
+static int sticky_own(void)
+{
+	const char *path = gone("sticky");
+	return mkdir(path, 0755) != 0 ? errno : rc(syscall(SYS_chmod, path, 01755));
+}
+static int chmod_777(void) { return rc(syscall(SYS_chmod, fresh("chmod"), 0777)); }
+static int chmod_602(void) { return rc(syscall(SYS_chmod, fresh("chmod"), 0602)); }
+static int chmod_775(void) { return rc(syscall(SYS_chmod, fresh("chmod"), 0775)); }
+static int fchmod_666(void) { return fchmod_to(0666); }
+static int fchmodat_777(void) { return rc(syscall(SYS_fchmodat, AT_FDCWD, fresh("fchmodat"), 0777, 0)); }
+static int fchmodat2_777(void)
+{
+	return rc(syscall(__NR_fchmodat2, AT_FDCWD, fresh("fchmodat2"), 0777, 0));
+}
+/* system.posix_acl_access, version 2: user::rw-, group::r--, other::rw- (write for others). */
+static int acl_other_write(void)
+{
+	static const unsigned char acl[] = {2, 0, 0, 0, 1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+					    4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+					    0x20, 0, 6, 0, 0xff, 0xff, 0xff, 0xff};
+	const char *path = fresh("acl");
+	struct stat st;
+	int e = rc(syscall(SYS_setxattr, path, "system.posix_acl_access", acl, sizeof(acl), 0));
+	/* Three entries only: the kernel folds them into the mode. */
+	if (e == 0 && stat(path, &st) == 0 && (st.st_mode & S_IWOTH))
+		e = -4; /* it was set */
+	return e;
+}
+static int fsetxattr_user(void)
+{
+	const char *path = fresh("xattr");
+	int fd = path ? open(path, O_RDONLY) : -1;
+	if (fd < 0)
+		return -3;
+	char got[8];
+	int e = rc(syscall(SYS_fsetxattr, fd, "user.owstest", "x", 1, 0));
+	if (e == 0 && fgetxattr(fd, "user.owstest", got, sizeof(got)) >= 0)
+		e = -4;
+	close(fd);
+	return e;
+}
+/* The read idiom: 0 when umask(0) returned the umask set before the filter (022). */
+static int umask_read(void)
+{
+	long old = syscall(SYS_umask, 0);
+	syscall(SYS_umask, old);
+	return old != 022 ? -3 : 0;
+}
+static int umask_closed(void)
+{
+	long old = syscall(SYS_umask, 027), now = syscall(SYS_umask, 022);
+	return old != 022 ? -3 : now != 027 ? -4 : 0;
+}
 static int open_with(long nr, unsigned long mode)
 {
 	const char *path = gone("open");
@@ -267,6 +323,92 @@ static int mkdir_sgid(void) { return rc(syscall(SYS_mkdir, gone("dir"), 02755));
 static int mkdir_plain(void) { return rc(syscall(SYS_mkdir, gone("dir"), 0755)); }
 static int mkdirat_sgid(void) { return rc(syscall(SYS_mkdirat, AT_FDCWD, gone("dir"), 02755)); }
 static int mkdirat_plain(void) { return rc(syscall(SYS_mkdirat, AT_FDCWD, gone("dir"), 0755)); }
+
+/* ------------------------------------------------ what Docker's default profile refuses */
+static long sys6(long nr, long a, long b, long c, long d, long e)
+{
+	return rc(syscall(nr, a, b, c, d, e, 0));
+}
+/* Harmless arguments: outside, each does nothing or fails on them (EINVAL, EBADF...). */
+static int persona_norandom(void) { return sys6(SYS_personality, 0x0040000, 0, 0, 0, 0); }
+static int persona_query(void) { return sys6(SYS_personality, 0xffffffff, 0, 0, 0, 0); }
+static int quota(void) { return sys6(SYS_quotactl, 0x800001 /* Q_SYNC */ << 8, 0, 0, 0, 0); }
+static int quota_fd(void) { return sys6(443 /* quotactl_fd */, -1, 0, 0, 0, 0); }
+static int pages_move(void) { return sys6(SYS_move_pages, 0, 0, 0, 0, 0); }
+static int pages_migrate(void) { return sys6(SYS_migrate_pages, 0, 0, 0, 0, 0); }
+static int numa_bind(void) { return sys6(SYS_mbind, 0, 0, 0, 0, 0); }
+static int numa_set(void) { return sys6(SYS_set_mempolicy, 0, 0, 0, 0, 0); }
+static int numa_get(void) { return sys6(SYS_get_mempolicy, 0, 0, 0, 0, 0); }
+static int numa_home(void) { return sys6(450 /* set_mempolicy_home_node */, 0, 0, 0, 0, 0); }
+static int compare_fds(void) { return sys6(SYS_kcmp, getpid(), getpid(), 0, 0, 0); }
+static int steal_fd(void) { return sys6(438 /* pidfd_getfd */, -1, 0, 0, 0, 0); }
+static int advise_other(void) { return sys6(440 /* process_madvise */, -1, 0, 0, 0, 0); }
+static int set_time(void)
+{
+	struct timeval tv = {.tv_usec = 2000000}; /* invalid: EINVAL outside */
+	return sys6(SYS_settimeofday, (long)&tv, 0, 0, 0, 0);
+}
+static int set_clock(void)
+{
+	struct timespec ts = {0};
+	return sys6(SYS_clock_settime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0);
+}
+static int fs_stats(void)
+{
+	char buf[64];
+	return sys6(SYS_ustat, 0, (long)buf, 0, 0, 0);
+}
+static int fs_types(void) { return sys6(SYS_sysfs, 3, 0, 0, 0, 0); }
+static int io_privilege(void) { return sys6(SYS_iopl, 0, 0, 0, 0, 0); }
+static int lsm_modules(void) { return sys6(461 /* lsm_list_modules */, 0, 0, 0, 0, 0); }
+/* No call has these numbers in the table: what a later kernel adds (file_setattr is 6.17's). */
+static int unnamed_469(void) { return sys6(469, 0, 0, 0, 0, 0); }
+static int unnamed_600(void) { return sys6(600, 0, 0, 0, 0, 0); }
+static int unnamed_high(void) { return sys6(0x3fffffff, 0, 0, 0, 0, 0); }
+
+static void docker_refused(void)
+{
+	static const struct {
+		int (*probe)(void);
+		int want;
+		const char *what;
+	} probes[] = {
+		{persona_norandom, EPERM, "personality(ADDR_NO_RANDOMIZE)"},
+		{persona_query, 0, "personality(0xffffffff), the query, works"},
+		{quota, EPERM, "quotactl"},
+		{quota_fd, EPERM, "quotactl_fd"},
+		{pages_move, EPERM, "move_pages"},
+		{pages_migrate, EPERM, "migrate_pages"},
+		{numa_bind, EPERM, "mbind"},
+		{numa_set, EPERM, "set_mempolicy"},
+		{numa_get, EPERM, "get_mempolicy"},
+		{numa_home, EPERM, "set_mempolicy_home_node"},
+		{compare_fds, EPERM, "kcmp"},
+		{steal_fd, EPERM, "pidfd_getfd"},
+		{advise_other, EPERM, "process_madvise"},
+		{set_time, EPERM, "settimeofday"},
+		{set_clock, EPERM, "clock_settime"},
+		{fs_stats, EPERM, "ustat"},
+		{fs_types, EPERM, "sysfs"},
+		{io_privilege, EPERM, "iopl"},
+		{lsm_modules, EPERM, "lsm_list_modules"},
+		{unnamed_469, ENOSYS, "an unnamed number (469) says ENOSYS"},
+		{unnamed_600, ENOSYS, "an unnamed number (600) says ENOSYS"},
+		{unnamed_high, ENOSYS, "the largest native number says ENOSYS"},
+	};
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+		for (int net = OWS_NET_NONE; net <= OWS_NET_OPEN; net++)
+			is_int(under_filter(net, probes[i].probe), probes[i].want, "%s: %s%s",
+			       net == OWS_NET_NONE ? "none" : "open", probes[i].what,
+			       probes[i].want == EPERM ? " refused" : "");
+	is_int(under_flags(OWS_NET_NONE, OWS_SECCOMP_HOST_NS, pages_move), EPERM,
+	       "host ns: move_pages refused");
+	/* Unfiltered, the same arguments reach the kernel (root here): the refusals are the filter's. */
+	is_int(fs_types(), 0, "without the filter, sysfs(3) works");
+	is_int(compare_fds(), 0, "without the filter, kcmp works");
+	is_int(numa_get(), 0, "without the filter, get_mempolicy works");
+	is_int(set_time(), EINVAL, "without the filter, settimeofday reaches its argument check");
+}
 
 /* ------------------------------------------------ the host's namespaces */
 static int pair_of(int type)
@@ -444,8 +586,14 @@ static void host_ns(void)
 int main(void)
 {
 	ows__seccomp f;
+	umask(022); /* the umask probes read it back */
 	is_int(ows__seccomp_build(&f, OWS_NET_NONE, 0, NULL), 0, "the filter builds");
 	ok(f.len > 10 && f.len < OWS_SECCOMP_MAX_INSNS, "with %u instructions", f.len);
+	for (unsigned flags = 0; flags < 4; flags++)
+		for (int net = OWS_NET_NONE; net <= OWS_NET_OPEN; net++) {
+			int r = ows__seccomp_build(&f, net, flags, NULL);
+			is_int(r, 0, "net %d, flags %u: builds (%u instructions)", net, flags, f.len);
+		}
 
 	is_int(under_filter(OWS_NET_NONE, tcp), EPERM, "none: TCP socket refused");
 	is_int(under_filter(OWS_NET_NONE, udp), EPERM, "none: UDP socket refused");
@@ -476,7 +624,18 @@ int main(void)
 		{chmod_suid, EPERM, "chmod to 04755 refused"},
 		{chmod_sgid, EPERM, "chmod to 02755 refused"},
 		{chmod_plain, 0, "chmod to 0644 works"},
-		{sticky_dir, 0, "chmod of a folder to 01777 works"},
+		{sticky_dir, EPERM, "chmod of a folder to 01777 refused (world-writable)"},
+		{sticky_own, 0, "chmod of a folder to 01755 works"},
+		{chmod_777, EPERM, "chmod to 0777 refused (S_IWOTH)"},
+		{chmod_602, EPERM, "chmod to 0602 refused (S_IWOTH)"},
+		{chmod_775, 0, "chmod to 0775 works (group write stays)"},
+		{fchmod_666, EPERM, "fchmod to 0666 refused"},
+		{fchmodat_777, EPERM, "fchmodat to 0777 refused"},
+		{fchmodat2_777, EPERM, "fchmodat2 to 0777 refused"},
+		{acl_other_write, 0, "setxattr of an ACL giving others write is skipped: no ACL"},
+		{fsetxattr_user, 0, "fsetxattr of a user.* attribute is skipped: no attribute"},
+		{umask_read, 0, "umask(0) and back reads the real umask (pip, tar, coreutils do)"},
+		{umask_closed, 0, "umask(027) works and returns the old value"},
 		{fchmod_suid, EPERM, "fchmod to 04755 refused"},
 		{fchmod_plain, 0, "fchmod to 0700 works"},
 		{fchmod_suid_high_junk, EPERM, "fchmod to 04755 with junk in the upper half refused"},
@@ -510,6 +669,8 @@ int main(void)
 	is_int(fchmod_suid(), 0, "without the filter, fchmod to 04755 works");
 	is_int(openat_sgid(), 0, "without the filter, openat(O_CREAT, 02755) works");
 	is_int(mknod_whiteout(), 0, "without the filter, mknod of a whiteout works");
+	is_int(acl_other_write(), -4, "without the filter, that ACL is set");
+	docker_refused();
 	host_ns();
 	is_int(ows__rmtree_at(AT_FDCWD, scratch), 0, "the scratch folder removed");
 	return done_testing();
