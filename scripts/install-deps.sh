@@ -2,7 +2,7 @@
 # Installs the Debian packages owsandbox needs to build, test and benchmark.
 # Run as root on Debian 12 or later.  qemu, busybox-static, kmod and cpio boot the other
 # kernels of the matrix (scripts/kernel-vm.sh); man-db and groff-base render owsbx.1
-# (test/sh/help.sh).  python3-pytest runs test/python; venv, setuptools, wheel and
+# (test/sh/help.sh); tmux is the person's server test/attack/sockets.sh attacks.  python3-pytest runs test/python; venv, setuptools, wheel and
 # wheel-whl let its install test pip-install the package offline; python3-yaml reads the
 # OpenShell policies (test/openshell/validate_policy.py).  cmake and dpkg-dev build the
 # cross builds' libraries from Debian's sources; file reads their outputs.  npm fetches Zig, the
@@ -21,7 +21,7 @@ apt-get install -y -q --no-install-recommends \
 	acl libacl1-dev nftables iproute2 passwd util-linux procps apparmor \
 	openssh-client openssh-server git curl openssl python3 python3-pip ca-certificates \
 	python3-pytest python3-venv python3-setuptools python3-wheel python3-wheel-whl python3-yaml \
-	netcat-openbsd clang libclang-rt-14-dev jq \
+	netcat-openbsd clang libclang-rt-14-dev jq tmux \
 	bubblewrap firejail hyperfine tinyproxy haproxy \
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev \
 	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file \

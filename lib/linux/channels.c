@@ -19,11 +19,10 @@
  * pathname on a unix socket the reaper resolves the name once, as the
  * command would (from its working folder), to an O_PATH descriptor, decides
  * on that inode, and connects through /proc/self/fd/N, that very inode.
- * The socket must be bound by the sandbox: listed by sock_diag in the
- * sandbox's own network namespace (`none`, `allowlist`: pathname sockets
- * there are the sandbox's alone), and in `open`, which shares the host's,
- * held open by a process of the sandbox's PID namespace.  Anything else is
- * refused with EACCES.  Other families and abstract names are connected as
+ * The socket must be the sandbox's: held open by a process of the
+ * sandbox's PID namespace, and bound there (sock_diag, asked about each
+ * socket such a process holds, in the sandbox's network namespace).
+ * Anything else is refused with EACCES.  Other families and abstract names are connected as
  * asked (Landlock's scope and the network namespace judge those).
  *
  * What else reaches a socket by name: sendto() and sendmsg() with an
@@ -107,7 +106,7 @@ int ows__chan_filter(struct sock_filter *insns, size_t max)
 
 /* ------------------------------------------------- init: what reapers share */
 
-int ows__chan_open(struct ows__chan *ch, bool shared_net)
+int ows__chan_open(struct ows__chan *ch)
 {
 	ch->diag = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (ch->diag < 0)
@@ -120,7 +119,6 @@ int ows__chan_open(struct ows__chan *ch, bool shared_net)
 		return e;
 	}
 	ch->lock = page;
-	ch->shared_net = shared_net;
 	return 0;
 }
 
@@ -151,103 +149,112 @@ static bool same_file(const struct unix_diag_vfs *v, const struct stat *st)
 	       (v->udiag_vfs_dev & 0xfffff) == minor(st->st_dev);
 }
 
-/* The socket bound at st in this network namespace: its inode number, 0 if none. */
-static uint32_t diag_find(int diag, const struct stat *st)
+/*
+ * Socket `ino` of this network namespace is bound at st.  An exact lookup,
+ * not a dump: a dump resumes by position between its parts, and skips
+ * entries when sockets come and go meanwhile.
+ */
+static bool diag_bound_at(int diag, uint32_t ino, const struct stat *st)
 {
-	static char buf[16384] __attribute__((aligned(8)));
+	static char buf[8192] __attribute__((aligned(8)));
 	struct {
 		struct nlmsghdr nh;
 		struct unix_diag_req r;
 	} req = {
 		.nh = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-		.r = {.sdiag_family = AF_UNIX, .udiag_states = ~0U, .udiag_show = UDIAG_SHOW_VFS},
+		       .nlmsg_flags = NLM_F_REQUEST},
+		.r = {.sdiag_family = AF_UNIX, .udiag_ino = ino, .udiag_show = UDIAG_SHOW_VFS,
+		      .udiag_cookie = {~0U, ~0U}},
 	};
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
 	if (sendto(diag, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
-		return 0;
-	uint32_t found = 0;
-	for (;;) { /* read to the end of the dump, found or not: the socket is shared */
-		ssize_t n = recv(diag, buf, sizeof(buf), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return found;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-		     h = NLMSG_NEXT(h, n)) {
-			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
-				return found;
-			struct unix_diag_msg *m = NLMSG_DATA(h);
-			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
-				continue;
-			int left = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-			for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, left);
-			     a = RTA_NEXT(a, left))
-				if (a->rta_type == UNIX_DIAG_VFS &&
-				    RTA_PAYLOAD(a) >= (int)sizeof(struct unix_diag_vfs) &&
-				    same_file(RTA_DATA(a), st))
-					found = m->udiag_ino;
-		}
-	}
+		return false;
+	ssize_t n;
+	do
+		n = recv(diag, buf, sizeof(buf), 0);
+	while (n < 0 && errno == EINTR);
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	if (n <= 0 || !NLMSG_OK(h, (size_t)n) || h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
+		return false; /* NLMSG_ERROR: no such socket here (another namespace's) */
+	struct unix_diag_msg *m = NLMSG_DATA(h);
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)) || m->udiag_ino != ino)
+		return false;
+	int left = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+	for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, left); a = RTA_NEXT(a, left))
+		if (a->rta_type == UNIX_DIAG_VFS &&
+		    RTA_PAYLOAD(a) >= (int)sizeof(struct unix_diag_vfs) && same_file(RTA_DATA(a), st))
+			return true;
+	return false;
 }
 
-/* "socket:[INO]" */
-static bool is_socket_link(const char *s, size_t n, uint32_t ino)
+/* "socket:[INO]": INO, else 0. */
+static uint32_t socket_ino(const char *s, size_t n)
 {
-	char want[32] = "socket:[";
-	ows__buf_add_num(want, sizeof(want), (long)ino);
-	ows__buf_add(want, sizeof(want), "]");
-	return n == strlen(want) && memcmp(s, want, n) == 0;
+	if (n < 10 || memcmp(s, "socket:[", 8) != 0 || s[n - 1] != ']')
+		return 0;
+	uint32_t v = 0;
+	for (size_t i = 8; i < n - 1; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (uint32_t)(s[i] - '0');
+	}
+	return v;
 }
 
-/* A process of the sandbox's PID namespace (its /proc) holds socket `ino` open. */
-static bool held_inside(uint32_t ino)
+/* Some socket process `pid` holds, in this network namespace, is bound at st. */
+static bool holds_bound(const struct ows__chan *ch, int proc, const char *pid,
+			const struct stat *st)
+{
+	char path[64] = "", fds[4096] __attribute__((aligned(8)));
+	ows__buf_add(path, sizeof(path), pid);
+	ows__buf_add(path, sizeof(path), "/fd");
+	int dir = openat(proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool found = false;
+	long m;
+	while (dir >= 0 && !found && (m = syscall(SYS_getdents64, dir, fds, sizeof(fds))) > 0)
+		for (long o = 0; o < m && !found;) {
+			unsigned short len;
+			memcpy(&len, fds + o + 16, sizeof(len)); /* d_ino, d_off, d_reclen */
+			const char *fd = fds + o + 19;
+			o += len;
+			char link[64];
+			ssize_t k = readlinkat(dir, fd, link, sizeof(link));
+			uint32_t ino = k > 0 ? socket_ino(link, (size_t)k) : 0;
+			if (!ino)
+				continue;
+			lock(ch->lock);
+			found = diag_bound_at(ch->diag, ino, st);
+			unlock(ch->lock);
+		}
+	if (dir >= 0)
+		close(dir);
+	return found;
+}
+
+/*
+ * The socket at st is one a process of the sandbox (its PID namespace: its
+ * /proc) holds open, made in the sandbox's network namespace.  In `none`
+ * and `allowlist` that namespace is the sandbox's alone; in `open` it is
+ * the host's, and the holder tells the sandbox's from the person's.
+ */
+static bool bound_inside(const struct ows__chan *ch, const struct stat *st)
 {
 	char pids[4096] __attribute__((aligned(8)));
 	int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	bool held = false;
+	bool found = false;
 	long n;
-	while (proc >= 0 && !held && (n = syscall(SYS_getdents64, proc, pids, sizeof(pids))) > 0)
-		for (long off = 0; off < n && !held;) {
+	while (proc >= 0 && !found && (n = syscall(SYS_getdents64, proc, pids, sizeof(pids))) > 0)
+		for (long off = 0; off < n && !found;) {
 			unsigned short reclen;
 			memcpy(&reclen, pids + off + 16, sizeof(reclen));
 			const char *name = pids + off + 19;
 			off += reclen;
-			if (*name < '1' || *name > '9')
-				continue;
-			char path[64] = "";
-			ows__buf_add(path, sizeof(path), name);
-			ows__buf_add(path, sizeof(path), "/fd");
-			int dir = openat(proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			char fds[4096] __attribute__((aligned(8)));
-			long m;
-			while (dir >= 0 && !held && (m = syscall(SYS_getdents64, dir, fds, sizeof(fds))) > 0)
-				for (long o = 0; o < m && !held;) {
-					unsigned short len;
-					memcpy(&len, fds + o + 16, sizeof(len));
-					const char *fd = fds + o + 19;
-					o += len;
-					char link[64];
-					ssize_t k = readlinkat(dir, fd, link, sizeof(link));
-					held = k > 0 && is_socket_link(link, (size_t)k, ino);
-				}
-			if (dir >= 0)
-				close(dir);
+			if (*name >= '1' && *name <= '9')
+				found = holds_bound(ch, proc, name, st);
 		}
 	if (proc >= 0)
 		close(proc);
-	return held;
-}
-
-/* The socket at st was bound inside the sandbox, and is listened on or held there. */
-static bool bound_inside(const struct ows__chan *ch, const struct stat *st)
-{
-	lock(ch->lock);
-	uint32_t ino = diag_find(ch->diag, st);
-	unlock(ch->lock);
-	if (!ino)
-		return false;
-	return !ch->shared_net || held_inside(ino);
+	return found;
 }
 
 /* ------------------------------------------------------- one connect() */
@@ -364,8 +371,12 @@ static int resolve(const struct ows__chan *ch, int notify, uint64_t id, const st
 		e = ECONNREFUSED; /* what connect() says of a name that is no socket */
 	if (!e && !bound_inside(ch, &st))
 		e = EACCES;
-	if (e)
+	if (e) {
+		if (*opath >= 0)
+			close(*opath);
+		*opath = -1;
 		return e;
+	}
 	memset(via, 0, sizeof(*via));
 	via->sun_family = AF_UNIX;
 	ows__buf_add(via->sun_path, sizeof(via->sun_path), "/proc/self/fd/");

@@ -15,8 +15,7 @@
 /* What init opens before it restricts itself, for every call's reaper. */
 struct ows__chan {
 	int diag;        /* NETLINK_SOCK_DIAG in the sandbox's network, or -1: no supervision */
-	int *lock;       /* shared by the reapers: one dump at a time on `diag` */
-	bool shared_net; /* `open`: the sandbox's network is the host's */
+	int *lock;       /* shared by the reapers: one question at a time on `diag` */
 };
 
 /* A reaper's side of its command's connect() calls. */
@@ -32,7 +31,7 @@ struct ows__chan_supervisor {
 };
 
 /* Init, before it restricts itself: the diag socket and the lock.  0, or an errno. */
-OWS__HIDDEN int ows__chan_open(struct ows__chan *ch, bool shared_net);
+OWS__HIDDEN int ows__chan_open(struct ows__chan *ch);
 
 /*
  * The filter a command adds, with SECCOMP_FILTER_FLAG_NEW_LISTENER: every

@@ -98,7 +98,7 @@ static struct ows__chan chan = {.diag = -1};
 void ows__init_open_channels(const struct ows__plan *p)
 {
 	int e = p->in_host_ns ? 0 /* no unix socket can be made there */
-		: ows__chan_open(&chan, !(p->clone_flags & CLONE_NEWNET));
+		: ows__chan_open(&chan);
 	if (e) {
 		errno = e;
 		ows__init_die(p, "open sock_diag", NULL);

@@ -41,7 +41,7 @@ open(out, "w").write(" ".join(got) or "NOTHING")
 # Inside.  connect PATH [WAIT]: made WAIT (the person may now make PATH), waits for PATH,
 # connects; sendto PATH; procfd PATH: connects through /proc/self/fd of an O_PATH
 # descriptor; serve DIR: a server and its client, both inside, by relative and absolute
-# name and through /proc/self/fd, stream and seqpacket.  One line each: OK:<reply> or the errno's name.
+# name and through /proc/self/fd, stream and seqpacket, then 300 connections in a row.  One line each: OK:<reply> or the errno's name.
 SOCK_IN_PY='
 import errno, os, socket, sys, threading, time
 def name(e):
@@ -109,6 +109,27 @@ elif op == "serve":
             t.join(5)
             s.close()
             os.unlink("own.sock")
+    # Many in a row, while the sockets they leave come and go: none refused.
+    s = socket.socket(socket.AF_UNIX)
+    s.bind("own.sock")
+    s.listen(64)
+    def drain():
+        for _ in range(300):
+            s.accept()[0].close()
+    t = threading.Thread(target=drain, daemon=True)
+    t.start()
+    n = 0
+    for _ in range(300):
+        c = socket.socket(socket.AF_UNIX)
+        try:
+            c.connect("own.sock")
+            n += 1
+        except OSError as e:
+            res.append(name(e))
+            break
+        c.close()
+    res.append("%d/300" % n)
+    os.unlink("own.sock")
     print(" ".join(res))
 '
 
@@ -136,8 +157,8 @@ attack_sockets() {
 		return
 	fi
 	out=$(sock_in serve "$RW")
-	local want="OK:INSIDE OK:INSIDE OK:INSIDE OK:INSIDE OK:INSIDE OK:INSIDE"
-	check "$(tag) control: a server inside and its client, stream and seqpacket, by relative and absolute name and through /proc/self/fd" \
+	local want="OK:INSIDE OK:INSIDE OK:INSIDE OK:INSIDE OK:INSIDE OK:INSIDE 300/300"
+	check "$(tag) control: a server inside and its client, stream and seqpacket, by relative and absolute name and through /proc/self/fd; 300 connections in a row" \
 		test "$out" = "$want"
 	[ "$out" = "$want" ] || echo "got: $out" | diag
 
@@ -187,7 +208,9 @@ attack_sockets() {
 	# The real thing: the person's tmux, whose run-shell runs anything outside.  Under
 	# `account` tmux itself refuses a client of another uid; under `landlock` only the
 	# wall stands between.
-	if as_person tmux -S "$RW/tmux.sock" new-session -d -s owstest sleep 600 2>/dev/null; then
+	if ! command -v tmux >/dev/null; then
+		skip "$(tag) the person's tmux: tmux is not installed (scripts/install-deps.sh)"
+	elif as_person tmux -S "$RW/tmux.sock" new-session -d -s owstest sleep 600 2>/dev/null; then
 		as_person tmux -S "$RW/tmux.sock" run-shell "touch '$OUT/tmux-control'"
 		check "$(tag) control: the person's tmux runs what it is asked" test -e "$OUT/tmux-control"
 		out=$(sbx -- tmux -S "$RW/tmux.sock" run-shell "touch '$OUT/tmux-pwned'" 2>&1)
