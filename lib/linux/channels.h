@@ -36,7 +36,8 @@ OWS__HIDDEN int ows__chan_open(struct ows__chan *ch);
 /*
  * The filter a command adds, with SECCOMP_FILTER_FLAG_NEW_LISTENER: every
  * connect() goes to its reaper; a unix socket other than STREAM or
- * SEQPACKET is refused.  Written into insns (room for `max`); its length, or
+ * SEQPACKET is refused, and so is pidfd_getfd (which the reaper, under
+ * init's filter only, needs).  Written into insns (room for `max`); its length, or
  * -1 when it does not fit.
  */
 OWS__HIDDEN int ows__chan_filter(struct sock_filter *insns, size_t max);
