@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "channels.h"
 #include "init.h"
 #include "proxy.h"
 #include "view.h"
@@ -85,9 +86,23 @@ static const char *errname(int e)
  */
 static char child_stack[64 * 1024] __attribute__((aligned(16)));
 
-static pid_t start_child(int (*fn)(void *), void *arg)
+static pid_t start_child(int (*fn)(void *), void *arg, int flags)
 {
-	return clone(fn, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
+	return clone(fn, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD | flags,
+		     arg);
+}
+
+/* What the reapers share to judge their commands' connect() calls (channels.c). */
+static struct ows__chan chan = {.diag = -1};
+
+void ows__init_open_channels(const struct ows__plan *p)
+{
+	int e = p->in_host_ns ? 0 /* no unix socket can be made there */
+		: ows__chan_open(&chan);
+	if (e) {
+		errno = e;
+		ows__init_die(p, "open sock_diag", NULL);
+	}
 }
 
 /* A call's reaper runs here, in its own copy of init (init.c's handle_spawn). */
@@ -814,7 +829,7 @@ static int proof_child(void *arg)
 
 void ows__init_prove(const struct ows__plan *p)
 {
-	pid_t probe = start_child(proof_child, (void *)p);
+	pid_t probe = start_child(proof_child, (void *)p, 0);
 	if (probe < 0)
 		ows__init_die(p, "start the proof", NULL);
 	int st;
@@ -931,9 +946,32 @@ struct command {
 	struct fence fence;
 	struct request rq;
 	const int *stdio;
+	bool supervised;  /* its connect() calls go to the reaper (channels.c) */
+	int notify;       /* written by the child: the seccomp listener, in the reaper's table */
 	int32_t err;      /* written by the child when it fails before exec */
 	char stage[12];
 };
+
+/*
+ * The child starts sharing the reaper's descriptor table (CLONE_FILES), so
+ * that the listener of the filter it takes lands in the reaper's table; it
+ * then takes a table of its own, and its copy goes with the others at
+ * exec's close_range.  Nothing before exec can connect.
+ */
+static int supervise_command(struct command *c)
+{
+	struct sock_filter insns[32];
+	int n = ows__chan_filter(insns, OWS__ARRAY_LEN(insns));
+	if (n < 0)
+		return E2BIG;
+	struct sock_fprog prog = {.len = (unsigned short)n, .filter = insns};
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			  &prog);
+	if (fd < 0)
+		return errno;
+	c->notify = (int)fd;
+	return syscall(SYS_unshare, CLONE_FILES) != 0 ? errno : 0;
+}
 
 static int command_child(void *arg)
 {
@@ -943,6 +981,10 @@ static int command_child(void *arg)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setsid();
+	if (c->supervised && (c->err = supervise_command(c))) {
+		strcpy(c->stage, "channels");
+		_exit(127);
+	}
 	for (int i = 0; i < 3; i++)
 		if (dup2(c->stdio[i], i) < 0) {
 			c->err = errno;
@@ -1074,7 +1116,14 @@ static void end_descendants(void (*reaped)(void *, pid_t, int), void *arg);
 static bool call_start(struct call *k)
 {
 	struct ows__msg reply = {.type = OWS_MSG_SPAWN_FAIL, .id = k->id};
-	pid_t pid = start_child(command_child, &k->cmd);
+	k->cmd.notify = -1;
+	k->cmd.supervised = chan.diag >= 0;
+	pid_t pid = start_child(command_child, &k->cmd, k->cmd.supervised ? CLONE_FILES : 0);
+	if (pid < 0 || k->cmd.err) {
+		if (k->cmd.notify >= 0)
+			close(k->cmd.notify);
+		k->cmd.notify = -1;
+	}
 	unmap_request(&k->cmd.rq);
 	for (int i = 0; i < 3; i++)
 		close(k->cmd.stdio[i]);
@@ -1112,7 +1161,8 @@ static bool call_start(struct call *k)
 static int call_reaper(void *arg)
 {
 	struct call *k = arg;
-	const int keep[] = {k->cmd.stdio[0], k->cmd.stdio[1], k->cmd.stdio[2], k->status, k->listener};
+	const int keep[] = {k->cmd.stdio[0], k->cmd.stdio[1], k->cmd.stdio[2], k->status, k->listener,
+			    chan.diag};
 	close_all_but(keep, (int)OWS__ARRAY_LEN(keep));
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -1129,7 +1179,18 @@ static int call_reaper(void *arg)
 	k->cmd.fence.reaper = (pid_t)syscall(SYS_getpid);
 	if (!call_start(k))
 		_exit(0);
+	struct ows__chan_supervisor sv = {.ch = &chan, .notify = k->cmd.notify};
 	for (;;) {
+		struct pollfd pfd[2 + OWS_CHAN_MAX_PENDING] = {{.fd = sfd, .events = POLLIN}};
+		int npfd = 1 + ows__chan_pollfds(&sv, pfd + 1, (int)OWS__ARRAY_LEN(pfd) - 1);
+		if (poll(pfd, (nfds_t)npfd, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		ows__chan_serve(&sv, pfd + 1, npfd - 1);
+		if (!(pfd[0].revents & POLLIN))
+			continue;
 		struct signalfd_siginfo si;
 		ssize_t n = read(sfd, &si, sizeof(si));
 		if (n < 0 && errno == EINTR)

@@ -169,6 +169,8 @@ OWS__HIDDEN __attribute__((noreturn)) void ows__init_die(const struct ows__plan 
 							 const char *stage, const char *path);
 /* Empties the capability sets; under a root host, becomes p->uid first. */
 OWS__HIDDEN void ows__init_drop_identity(const struct ows__plan *p);
+/* What the reapers need to judge connect() (channels.c); before init restricts itself. */
+OWS__HIDDEN void ows__init_open_channels(const struct ows__plan *p);
 /* Landlock, then seccomp: after this, init and its children are inside. */
 OWS__HIDDEN void ows__init_restrict(const struct ows__plan *p);
 /* Runs the proof in a child (a command's view, but for the exec) and sends it. */

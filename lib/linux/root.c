@@ -477,6 +477,7 @@ void ows__init_main(struct ows__plan *p)
 		dup2(null, i);
 	if (null > 2)
 		close(null);
+	ows__init_open_channels(p);
 	ows__init_drop_identity(p);
 	ows__init_restrict(p);
 	ows__init_prove(p);
