@@ -221,6 +221,30 @@ static void test_outside_configs(void)
 		diag("could not remove %s", home);
 }
 
+/* More repositories than the mounts can hold: refused, saying what to do. */
+static void test_too_many(void)
+{
+	fresh();
+	for (int i = 0; i < 70; i++) {
+		char rel[32];
+		snprintf(rel, sizeof(rel), "r%d", i);
+		mkdir(at(rel), 0755);
+		snprintf(rel, sizeof(rel), "r%d/.git", i);
+		gitdir(rel, "[core]\n");
+	}
+	ows__guard_list list = {0};
+	ows__guard_watch *g = NULL;
+	ows_error err;
+	ows_error_clear(&err);
+	is_int(ows__guard_add(&list, F, NULL, &g, &err), OWS_EINVAL,
+	       "70 repositories (210 paths to bind) are refused");
+	ok(strstr(err.what, "too many repositories") && strstr(err.hint, "--rw"),
+	   "with the reason and the one thing to do");
+	diag("%s: %s", err.what, err.hint);
+	ows__guard_free(&list);
+	ows__guard_watch_free(g);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/owstest-guard-XXXXXX";
@@ -326,5 +350,9 @@ int main(void)
 	test_table();
 	test_repos();
 	test_outside_configs();
+	test_too_many();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", F);
+	if (system(cmd) != 0)
+		diag("could not remove %s", F);
 	return done_testing();
 }
