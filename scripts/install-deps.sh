@@ -2,7 +2,8 @@
 # Installs the Debian packages owsandbox needs to build, test and benchmark.
 # Run as root on Debian 12 or later.  qemu, busybox-static, kmod and cpio boot the other
 # kernels of the matrix (scripts/kernel-vm.sh); man-db and groff-base render owsbx.1
-# (test/sh/help.sh).  python3-pytest runs test/python; venv, setuptools, wheel and
+# (test/sh/help.sh).  mercurial and direnv are the person's tools the guard's attacks run
+# outside after a session (test/attack/tools.sh).  python3-pytest runs test/python; venv, setuptools, wheel and
 # wheel-whl let its install test pip-install the package offline; python3-yaml reads the
 # OpenShell policies (test/openshell/validate_policy.py).  cmake and dpkg-dev build the
 # cross builds' libraries from Debian's sources; file reads their outputs.  npm fetches Zig, the
@@ -25,5 +26,5 @@ apt-get install -y -q --no-install-recommends \
 	bubblewrap firejail hyperfine tinyproxy haproxy \
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev \
 	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file \
-	man-db groff-base
+	man-db groff-base mercurial direnv
 command -v npm >/dev/null 2>&1 || apt-get install -y -q --no-install-recommends npm
