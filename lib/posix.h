@@ -148,8 +148,13 @@ typedef struct ows__repos {
 	size_t len, cap;
 	size_t unread;   /* folders that could not be opened, so not searched */
 } ows__repos;
-/* Appends what it finds under `folder` to `r`, following no link; ENOMEM only. */
-OWS__HIDDEN int ows__repos_find(const char *folder, ows__repos *r, ows_error *err);
+/*
+ * Appends what it finds under `folder` to `r`, following no link; ENOMEM
+ * only.  With `repair`, a folder of the caller's own that it may not read
+ * or enter is made so to its owner (u+rx) first.
+ */
+OWS__HIDDEN int ows__repos_find(const char *folder, bool repair, ows__repos *r,
+				ows_error *err);
 OWS__HIDDEN void ows__repos_free(ows__repos *r);
 
 /* Paths the guard may bind over themselves in one session: every provider's mounts

@@ -653,7 +653,7 @@ static int guard_hg(struct plan *pl, const char *dothg)
 static int guard_repos(struct plan *pl, const ows_config *cfg)
 {
 	ows__repos found = {0};
-	int rc = ows__repos_find(pl->folder, &found, pl->err);
+	int rc = ows__repos_find(pl->folder, false, &found, pl->err);
 	pl->g->unread += found.unread;
 	for (size_t i = 0; i < found.len && rc >= 0; i++) {
 		const ows__repo *r = &found.v[i];
@@ -963,7 +963,7 @@ static int sweep_repos(ows__guard_watch *g, const char *tag, ows__strv *moved, o
 	ows__repos found = {0};
 	int rc = 0;
 	for (size_t i = 0; i < g->folders.len && rc == 0; i++)
-		rc = ows__repos_find(g->folders.v[i], &found, err);
+		rc = ows__repos_find(g->folders.v[i], true, &found, err);
 	for (int pass = 0; pass < 2 && rc == 0; pass++)
 		for (size_t i = 0; i < found.len && rc == 0; i++) {
 			const ows__repo *r = &found.v[i];

@@ -67,6 +67,34 @@ static int open_below(int root, const char *rel)
 #endif
 }
 
+/*
+ * A folder of the caller's own that it may not read or enter: made
+ * readable and searchable to its owner (u+rx), then opened.  The agent
+ * under `landlock` is the person: a folder it closed to its owner would
+ * hide a repository from the walk until the person opened it again.
+ */
+static int open_repaired(int root, const char *rel)
+{
+	int fd = open_below(root, rel);
+#ifdef __linux__
+	if (fd >= 0 || errno != EACCES)
+		return fd;
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+	int p = (int)syscall(SYS_openat2, root, rel, &how, sizeof(how));
+	struct stat st;
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", p);
+	if (p >= 0 && fstat(p, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	    chmod(proc, (st.st_mode & 07777) | S_IRUSR | S_IXUSR) == 0)
+		fd = open_below(root, rel);
+	if (p >= 0)
+		close(p);
+#endif
+	return fd;
+}
+
 static int add(ows__repos *r, const char *folder, const char *rel, const char *name,
 	       enum ows__repo_kind kind, const struct stat *st, ows_error *err)
 {
@@ -96,10 +124,15 @@ static int add(ows__repos *r, const char *folder, const char *rel, const char *n
  * opened is counted in r->unread (the agent may have closed one to the
  * person), never an error: the walk must not stop at it.
  */
-static int read_folder(int root, const char *folder, const char *rel, ows__strv *todo,
-		       ows__repos *r, ows_error *err)
+static int read_folder(int root, const char *folder, const char *rel, bool repair,
+		       ows__strv *todo, ows__repos *r, ows_error *err)
 {
-	int fd = open_below(root, rel);
+	int fd = repair && rel[0] ? open_repaired(root, rel) : open_below(root, rel);
+	struct stat st;
+	/* Listed but not entered: what is below could not be opened. */
+	if (repair && fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+	    (st.st_mode & S_IXUSR) == 0)
+		(void)fchmod(fd, (st.st_mode & 07777) | S_IXUSR);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		if (fd >= 0)
@@ -117,7 +150,6 @@ static int read_folder(int root, const char *folder, const char *rel, ows__strv 
 		for (size_t i = 0; i < OWS__ARRAY_LEN(marks); i++)
 			if (strcmp(n, marks[i].name) == 0)
 				has |= marks[i].bit;
-		struct stat st;
 		bool dir = e->d_type == DT_DIR;
 		if (e->d_type == DT_UNKNOWN)
 			dir = fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
@@ -125,7 +157,6 @@ static int read_folder(int root, const char *folder, const char *rel, ows__strv 
 		if (dir && base + 1 + strlen(n) < PATH_MAX - 16)
 			rc = ows__strv_pushf(todo, err, "%s%s%s", rel, rel[0] ? "/" : "", n);
 	}
-	struct stat st;
 	if (rc == 0 && (has & HAS_DOTGIT) && fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0)
 		rc = add(r, folder, rel, ".git", OWS_REPO_DOTGIT, &st, err);
 	if (rc == 0 && (has & HAS_DOTHG) && fstatat(fd, ".hg", &st, AT_SYMLINK_NOFOLLOW) == 0)
@@ -139,7 +170,7 @@ static int read_folder(int root, const char *folder, const char *rel, ows__strv 
 	return rc;
 }
 
-int ows__repos_find(const char *folder, ows__repos *r, ows_error *err)
+int ows__repos_find(const char *folder, bool repair, ows__repos *r, ows_error *err)
 {
 	int root = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0) {
@@ -147,11 +178,11 @@ int ows__repos_find(const char *folder, ows__repos *r, ows_error *err)
 		return 0;
 	}
 	ows__strv todo = {0};
-	int rc = read_folder(root, folder, "", &todo, r, err);
+	int rc = read_folder(root, folder, "", repair, &todo, r, err);
 	while (rc == 0 && todo.len) {
 		char *rel = todo.v[--todo.len];
 		todo.v[todo.len] = NULL;
-		rc = read_folder(root, folder, rel, &todo, r, err);
+		rc = read_folder(root, folder, rel, repair, &todo, r, err);
 		free(rel);
 	}
 	ows__strv_free(&todo);

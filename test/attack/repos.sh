@@ -40,15 +40,20 @@ attack_repos() {
 			--allow-empty -m init; done"
 	out=$(repos_sbx "$code" -- sh -c "$(fsmon a multi) &&
 		printf '#!/bin/sh\ntouch ${m}multihook\n' > b/.git/hooks/pre-commit &&
-		chmod +x b/.git/hooks/pre-commit; git init -q new && $(fsmon new newrepo); echo done" 2>&1)
+		chmod +x b/.git/hooks/pre-commit; git init -q new && $(fsmon new newrepo)
+		git init -q shut && $(fsmon shut shut) && chmod 0 shut; echo done" 2>&1)
 	check "$(tag) control: git runs inside in each repository of the folder" \
 		test "$(printf '%s' "$out" | tail -1)" = done
 	repos_person_git "$code/a"
 	repos_person_git "$code/b"
 	repos_person_git "$code/new"
+	# A folder closed even to its owner: the person opens it again before the `cd`.
+	as_person chmod u+rwx "$code/shut"
+	repos_person_git "$code/shut"
 	repos_no_marker "$(tag) --rw over several repositories: one's core.fsmonitor stays the person's" multi
 	repos_no_marker "$(tag) --rw over several repositories: another's hooks stay the person's" multihook
 	repos_no_marker "$(tag) a repository the agent makes in a folder in no repository never runs outside" newrepo
+	repos_no_marker "$(tag) nor one in a folder it closed to the person (chmod 0)" shut
 
 	# (2) A repository recorded as a gitlink, with no .gitmodules.
 	as_person sh -c "cd '$RW' && git init -q lib && git -C lib -c user.name=t \
