@@ -167,9 +167,9 @@ OWS__HIDDEN int ows__guard_plan(const char *folder, const ows_config *cfg, ows__
  * Moves aside (to NAME.owsbx-moved-TAG) whatever appeared at a watched name
  * since the plan, and makes inert every repository that was not there at
  * the plan (its HEAD moved aside, then its `.git` or `.hg`), never following
- * a link; appends each new path to `moved`.  Puts back the modes the plan
- * recorded of the folders and what the guard binds, appending each to
- * `modes`.  After each command and at close: what the agent left there
+ * a link; appends each new path to `moved`.  Unless `modes` is NULL, puts
+ * back the modes the plan recorded of the folders and what the guard binds,
+ * appending each to `modes`.  After each command and at close: what the agent left there
  * never runs, and no other local user may swap it.
  */
 OWS__HIDDEN int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved,

@@ -479,7 +479,9 @@ static int account_close(ows_session *s, ows_error *err)
 	stop_launcher(ai, s);
 	ows__ctl_close(s, &ai->ctl); /* marks every handle as ended */
 	int rc = revoke_all(ai, err);
-	ows__guard_sweep(guard, s->id, &s->moved_aside, &s->modes_restored, NULL);
+	/* Modes not: the plan recorded them granted (an ACL's mask shows in the group bits),
+	 * and the account, no owner, cannot change them; the revoke put back the person's. */
+	ows__guard_sweep(guard, s->id, &s->moved_aside, NULL, NULL);
 	ows__guard_watch_free(guard);
 	impl_free(ai, s);
 	s->impl = NULL;

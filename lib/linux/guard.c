@@ -994,10 +994,10 @@ static int restore_modes(ows__guard_watch *g, ows__strv *restored, ows_error *er
 		if (fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == m->dev &&
 		    st.st_ino == m->ino && !S_ISLNK(st.st_mode) && (st.st_mode & 07777) != m->mode) {
 			if (fchmodat(dir, leaf, m->mode, AT_SYMLINK_NOFOLLOW) == 0)
-				rc = restored ? ows__strv_pushf(restored, err, "%s (mode %04o put back to %04o)",
-								m->path, (unsigned)(st.st_mode & 07777),
-								(unsigned)m->mode) : 0;
-			else if (restored)
+				rc = ows__strv_pushf(restored, err, "%s (mode %04o put back to %04o)",
+						     m->path, (unsigned)(st.st_mode & 07777),
+						     (unsigned)m->mode);
+			else
 				rc = ows__strv_pushf(restored, err, "%s (mode %04o not put back to %04o: %s)",
 						     m->path, (unsigned)(st.st_mode & 07777),
 						     (unsigned)m->mode, strerror(errno));
@@ -1029,7 +1029,7 @@ int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved, ows
 	}
 	if (rc == 0)
 		rc = sweep_repos(g, tag, moved, err);
-	if (rc == 0)
+	if (rc == 0 && modes)
 		rc = restore_modes(g, modes, err);
 	return rc;
 }
