@@ -2,11 +2,14 @@
  * The guard: what other tools run later stays out of the agent's reach in a
  * read-write folder.
  *
- * The person's own git, shell, editor and agent tools run, outside the
- * wall and later, code that files in a project name: git's hooks and
- * config (core.hooksPath, core.fsmonitor, aliases, filters), a shell's rc
- * files, .envrc, editor and MCP settings.  The guard plans, for each
- * read-write folder:
+ * The person's own git, Mercurial, shell, editor and agent tools run,
+ * outside the wall and later, code that files in a project name: git's
+ * hooks and config (core.hooksPath, core.fsmonitor, aliases, filters), an
+ * hgrc, a shell's rc files, .envrc, hook managers', editor and MCP
+ * settings.  What git runs is derived from git's own rules: every
+ * repository it would find in the folder (guard_walk.c), and every config
+ * it would read there, the person's outside ones included.  The guard
+ * plans, for each read-write folder:
  *
  *   ro   existing files and folders to bind read-only over themselves;
  *   pin  git folders to bind read-write over themselves: a mount point
@@ -18,7 +21,10 @@
  *        name that is not there without a placeholder on the person's
  *        disk, so the host looks after each command and at close, and
  *        moves aside whatever appeared there.  After the fact: the limit
- *        is in the README.
+ *        is in the README.  A repository that was not there at the plan
+ *        is made inert the same way (its HEAD, then its `.git` or `.hg`);
+ *   modes of the folder, of what is bound, and of the folders between,
+ *        put back then too: a bind holds inside the sandbox, not outside.
  *
  * `.git/hooks` is the one placeholder made: an empty folder, which is what
  * `git init` makes anyway.  Never `commondir`: git would take the
