@@ -334,7 +334,7 @@ MAC_ZIG   = build/zig/zig
 # Debian source is not on the mirror (docs/windows.md): lib/win/ini.c is the
 # reader with inih's API that the Windows build uses too.
 MAC_SHARED_SRCS = lib/linux/platform_posix.c lib/linux/netio_posix.c lib/linux/run_io.c \
-		  lib/linux/creds.c lib/linux/fs.c lib/linux/direct.c lib/linux/guard.c \
+		  lib/linux/creds.c lib/linux/fs.c lib/linux/direct.c lib/linux/guard.c lib/linux/guard_walk.c \
 		  lib/win/ini.c
 MAC_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/darwin/*.c) $(wildcard lib/openshell/*.c)) \
 	       $(MAC_SHARED_SRCS)

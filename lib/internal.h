@@ -360,6 +360,7 @@ struct ows_session {
 	bool has_wall_limit;
 	int64_t deadline_ms;     /* wall_seconds limit, enforced by the host */
 	ows__strv moved_aside;   /* what the guard moved aside since the last event */
+	ows__strv modes_restored; /* the modes it put back since the last event */
 };
 
 /*

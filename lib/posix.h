@@ -130,15 +130,50 @@ OWS__HIDDEN int ows__exit_fd_open(pid_t pid);
  * an empty `.git/hooks`, as `git init` does.  Host side; allocates.
  */
 typedef struct ows__guard_watch ows__guard_watch;
+
+/*
+ * What git or Mercurial would take for a repository under a folder
+ * (guard_walk.c): a `.git` of any type, a folder that is itself a git
+ * directory (HEAD, with objects and refs or a commondir), an `.hg`.
+ */
+enum ows__repo_kind { OWS_REPO_DOTGIT, OWS_REPO_GITDIR, OWS_REPO_HG };
+typedef struct ows__repo {
+	char *path;
+	enum ows__repo_kind kind;
+	dev_t dev;
+	ino_t ino;
+} ows__repo;
+typedef struct ows__repos {
+	ows__repo *v;
+	size_t len, cap;
+	size_t unread;   /* folders that could not be opened, so not searched */
+} ows__repos;
+/*
+ * Appends what it finds under `folder` to `r`, following no link; ENOMEM
+ * only.  With `repair`, a folder of the caller's own that it may not read
+ * or enter is made so to its owner (u+rx) first.
+ */
+OWS__HIDDEN int ows__repos_find(const char *folder, bool repair, ows__repos *r,
+				ows_error *err);
+OWS__HIDDEN void ows__repos_free(ows__repos *r);
+
+/* Paths the guard may bind over themselves in one session: every provider's mounts
+ * and the account launcher's request have room for this many beside the rest. */
+#define OWS__GUARD_MAX 192
+
 OWS__HIDDEN int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro,
 				ows__strv *pin, ows__guard_watch **watch, ows_error *err);
 /*
  * Moves aside (to NAME.owsbx-moved-TAG) whatever appeared at a watched name
- * since the plan, never following a link; appends each new path to `moved`.
- * After each command and at close: what the agent wrote there never runs.
+ * since the plan, and makes inert every repository that was not there at
+ * the plan (its HEAD moved aside, then its `.git` or `.hg`), never following
+ * a link; appends each new path to `moved`.  Unless `modes` is NULL, puts
+ * back the modes the plan recorded of the folders and what the guard binds,
+ * appending each to `modes`.  After each command and at close: what the agent left there
+ * never runs, and no other local user may swap it.
  */
 OWS__HIDDEN int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved,
-				 ows_error *err);
+				 ows__strv *modes, ows_error *err);
 OWS__HIDDEN void ows__guard_watch_free(ows__guard_watch *g);
 /* The built-in list of protected names, relative to a folder; NULL past the end. */
 OWS__HIDDEN const char *ows__guard_default_at(size_t i);

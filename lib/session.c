@@ -80,15 +80,16 @@ static json_t *folders_json(const ows_policy *p)
 	return a;
 }
 
-/* What the guard moved aside since the last event, as a JSON array; NULL when nothing. */
-static json_t *take_moved_aside(ows_session *s)
+/* What the guard moved aside (or the modes it put back) since the last event, as a
+ * JSON array; NULL when nothing. */
+static json_t *take_guarded(ows_session *s, ows__strv *what)
 {
 	json_t *a = NULL;
 	ows__session_lock(s);
-	if (s->moved_aside.len && (a = json_array()))
-		for (size_t i = 0; i < s->moved_aside.len; i++)
-			json_array_append_new(a, json_string(s->moved_aside.v[i]));
-	ows__strv_free(&s->moved_aside);
+	if (what->len && (a = json_array()))
+		for (size_t i = 0; i < what->len; i++)
+			json_array_append_new(a, json_string(what->v[i]));
+	ows__strv_free(what);
 	ows__session_unlock(s);
 	return a;
 }
@@ -116,6 +117,7 @@ static void session_free(ows_session *s)
 	free(s->agent_text);
 	ows__strv_free(&s->env);
 	ows__strv_free(&s->moved_aside);
+	ows__strv_free(&s->modes_restored);
 	ows__audit_close(&s->audit);
 	free(s);
 }
@@ -263,8 +265,10 @@ int ows_session_close(ows_session *s, ows_error *err)
 	/* The sandbox is gone: nothing is left to use the proxy. */
 	ows__pxc_close(s->proxy);
 	s->proxy = NULL;
-	ows__audit_emit(&s->audit, "close", json_pack("{s:b, s:o*}", "clean", rc == 0,
-						      "moved_aside", take_moved_aside(s)));
+	ows__audit_emit(&s->audit, "close",
+			json_pack("{s:b, s:o*, s:o*}", "clean", rc == 0,
+				  "moved_aside", take_guarded(s, &s->moved_aside),
+				  "modes_restored", take_guarded(s, &s->modes_restored)));
 	ows__session_detach_procs(s);
 	session_free(s);
 	return rc;
@@ -462,10 +466,11 @@ static int wait_in(ows_session *s, ows_proc *p, int timeout_ms, ows_error *err)
 	int code = 0;
 	ows__proc_get_exit(p, &code);
 	ows__audit_emit(&s->audit, "exit",
-			json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*, s:o*}", "proc", (int)p->id,
+			json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*, s:o*, s:o*}", "proc", (int)p->id,
 				  "exit_code", code, "provider", s->ops->name,
 				  "enforcement", s->enforcement, "partial", partial_json(s),
-				  "blocked", blocked, "moved_aside", take_moved_aside(s)));
+				  "blocked", blocked, "moved_aside", take_guarded(s, &s->moved_aside),
+				  "modes_restored", take_guarded(s, &s->modes_restored)));
 	return 1;
 }
 

@@ -788,7 +788,7 @@ static int seatbelt_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_err
 	struct sb_impl *si = s->impl;
 	if (rc == 1 && si) {
 		ows__session_lock(s);
-		ows__guard_sweep(si->watch, s->id, &s->moved_aside, NULL);
+		ows__guard_sweep(si->watch, s->id, &s->moved_aside, &s->modes_restored, NULL);
 		ows__session_unlock(s);
 	}
 	return rc;
@@ -817,7 +817,7 @@ static int seatbelt_close(ows_session *s, ows_error *err)
 	if (swept == 0)
 		swept = ows__sb_sweep(si->marker_allow, si->marker_deny);
 	/* Nothing under the profile runs any more: this sweep is the last word. */
-	ows__guard_sweep(si->watch, s->id, &s->moved_aside, NULL);
+	ows__guard_sweep(si->watch, s->id, &s->moved_aside, &s->modes_restored, NULL);
 	int rc = 0;
 	if (swept != 0)
 		rc = ows__fail(err, OWS_ESYS, 0, si->pv.dir,

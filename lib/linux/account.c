@@ -471,10 +471,18 @@ static int account_close(ows_session *s, ows_error *err)
 	struct account_impl *ai = s->impl;
 	if (!ai)
 		return 0;
-	/* Every process first, then the grants: nothing runs that still holds one. */
+	/* Every process first, then the grants: nothing runs that still holds one.  The
+	 * guard's last sweep waits for the handback: until then, a folder the account made
+	 * and closed (a 0700 one holding a new .git) is not the person's to search. */
+	ows__guard_watch *guard = ai->ctl.guard;
+	ai->ctl.guard = NULL;
 	stop_launcher(ai, s);
 	ows__ctl_close(s, &ai->ctl); /* marks every handle as ended */
 	int rc = revoke_all(ai, err);
+	/* Modes not: the plan recorded them granted (an ACL's mask shows in the group bits),
+	 * and the account, no owner, cannot change them; the revoke put back the person's. */
+	ows__guard_sweep(guard, s->id, &s->moved_aside, NULL, NULL);
+	ows__guard_watch_free(guard);
 	impl_free(ai, s);
 	s->impl = NULL;
 	return rc;

@@ -346,7 +346,7 @@ int ows__ctl_wait(ows_session *s, ows__ctl *c, ows_proc *proc, int timeout_ms, o
 	}
 	/* What the command left at a guarded name is moved aside before the person's tools see it. */
 	ows__session_lock(s);
-	ows__guard_sweep(c->guard, s->id, &s->moved_aside, NULL);
+	ows__guard_sweep(c->guard, s->id, &s->moved_aside, &s->modes_restored, NULL);
 	ows__session_unlock(s);
 	return 1;
 }
@@ -391,7 +391,7 @@ void ows__ctl_close(ows_session *s, ows__ctl *c)
 	if (s) {
 		sandbox_gone(s, c);
 		/* Nothing inside runs any more: this sweep is the last word. */
-		ows__guard_sweep(c->guard, s->id, &s->moved_aside, NULL);
+		ows__guard_sweep(c->guard, s->id, &s->moved_aside, &s->modes_restored, NULL);
 	}
 	ows__guard_watch_free(c->guard);
 	c->guard = NULL;

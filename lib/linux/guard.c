@@ -2,11 +2,14 @@
  * The guard: what other tools run later stays out of the agent's reach in a
  * read-write folder.
  *
- * The person's own git, shell, editor and agent tools run, outside the
- * wall and later, code that files in a project name: git's hooks and
- * config (core.hooksPath, core.fsmonitor, aliases, filters), a shell's rc
- * files, .envrc, editor and MCP settings.  The guard plans, for each
- * read-write folder:
+ * The person's own git, Mercurial, shell, editor and agent tools run,
+ * outside the wall and later, code that files in a project name: git's
+ * hooks and config (core.hooksPath, core.fsmonitor, aliases, filters), an
+ * hgrc, a shell's rc files, .envrc, hook managers', editor and MCP
+ * settings.  What git runs is derived from git's own rules: every
+ * repository it would find in the folder (guard_walk.c), and every config
+ * it would read there, the person's outside ones included.  The guard
+ * plans, for each read-write folder:
  *
  *   ro   existing files and folders to bind read-only over themselves;
  *   pin  git folders to bind read-write over themselves: a mount point
@@ -18,7 +21,10 @@
  *        name that is not there without a placeholder on the person's
  *        disk, so the host looks after each command and at close, and
  *        moves aside whatever appeared there.  After the fact: the limit
- *        is in the README.
+ *        is in the README.  A repository that was not there at the plan
+ *        is made inert the same way (its HEAD, then its `.git` or `.hg`);
+ *   modes of the folder, of what is bound, and of the folders between,
+ *        put back then too: a bind holds inside the sandbox, not outside.
  *
  * `.git/hooks` is the one placeholder made: an empty folder, which is what
  * `git init` makes anyway.  Never `commondir`: git would take the
@@ -45,15 +51,51 @@
 #include "posix.h"
 
 /*
- * Relative to each read-write folder.  What peers protect by default
- * (shell start-up files, git's and editors' settings, agents' and MCP
- * settings), and .husky, whose scripts husky's hooks run.
+ * Relative to each read-write folder and to each work tree found in it:
+ * what other tools run, or read to decide what to run, on a plain action
+ * there (a new shell, a `cd`, opening the folder, a commit).  What peers
+ * protect by default, and the hook managers' configs.  Data: each entry
+ * says whose it is and why; test/unit/guard.c checks every one.
  */
-static const char *const protect_default[] = {
-	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zprofile", ".zshenv", ".zlogin",
-	".gitconfig", ".gitmodules", ".envrc", ".ripgreprc", ".husky",
-	".vscode", ".idea", ".mcp.json", ".cursor", ".claude", ".codex", ".gemini",
+static const struct {
+	const char *name;
+	const char *why;
+} protect_default[] = {
+	{".bashrc", "bash: sourced by an interactive shell started there"},
+	{".bash_profile", "bash: sourced by a login shell"},
+	{".bash_login", "bash: sourced by a login shell"},
+	{".bash_logout", "bash: sourced when a login shell exits"},
+	{".profile", "sh, bash: sourced by a login shell"},
+	{".zshrc", "zsh: sourced by an interactive shell"},
+	{".zprofile", "zsh: sourced by a login shell"},
+	{".zshenv", "zsh: sourced by every zsh"},
+	{".zlogin", "zsh: sourced by a login shell"},
+	{".gitconfig", "git: included by a repository config that names it"},
+	{".gitmodules", "git: submodule paths and update commands (`!cmd`)"},
+	{".envrc", "direnv: run on `cd` once allowed"},
+	{".envrc.local", "direnv: what an allowed .envrc commonly sources (source_env_if_exists)"},
+	{".env", "direnv: dotenv / load_dotenv sets PATH and more on `cd`"},
+	{".ripgreprc", "ripgrep: flags such as --pre, a command run on each file"},
+	{".husky", "husky: the scripts its git hooks run"},
+	{".pre-commit-config.yaml", "pre-commit: the hooks its git hook runs (`repo: local` runs any entry)"},
+	{"lefthook.yml", "lefthook: the commands its git hooks run"},
+	{"lefthook.yaml", "lefthook: the same, another spelling"},
+	{".lefthook.yml", "lefthook: the same, hidden"},
+	{".lefthook.yaml", "lefthook: the same, hidden"},
+	{"lefthook.toml", "lefthook: the same, as TOML"},
+	{"lefthook.json", "lefthook: the same, as JSON"},
+	{"lefthook-local.yml", "lefthook: local overrides, merged over lefthook.yml"},
+	{"lefthook-local.yaml", "lefthook: local overrides"},
+	{".lefthook-local.yml", "lefthook: local overrides, hidden"},
+	{".lefthook", "lefthook: the scripts folder its commands run from"},
+	{".lefthook-local", "lefthook: the local scripts folder"},
+	{".vscode", "VS Code: tasks and settings that run programs"},
+	{".idea", "JetBrains IDEs: run configurations and tool settings"},
+	{".mcp.json", "agents: MCP servers started by the person's agent"},
+	{".cursor", "Cursor: settings and MCP servers"},
+	{".claude", "Claude Code: settings and hooks"},
+	{".codex", "Codex: settings"},
+	{".gemini", "Gemini CLI: settings"},
 };
 
 #define GUARD_MAX_DEPTH 4 /* submodules of submodules, commondir, includes */
@@ -65,9 +107,22 @@ struct watch {
 	ino_t ino;
 };
 
+/* A mode the sweep puts back: a folder's, or what the guard binds over itself. */
+struct mode {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;
+};
+
 struct ows__guard_watch {
 	struct watch *v;
 	size_t len, cap;
+	ows__strv folders;   /* walked again after each command */
+	ows__repos known;    /* the repositories found there at the plan */
+	size_t unread;       /* folders the plan's walk could not open */
+	struct mode *modes;
+	size_t nmodes;
 };
 
 struct plan {
@@ -75,12 +130,13 @@ struct plan {
 	ows__strv *ro;
 	ows__strv *pin;
 	ows__guard_watch *g;
+	ows__strv worktrees; /* where a relative core.hooksPath or core.fsmonitor resolves */
 	ows_error *err;
 };
 
 const char *ows__guard_default_at(size_t i)
 {
-	return i < OWS__ARRAY_LEN(protect_default) ? protect_default[i] : NULL;
+	return i < OWS__ARRAY_LEN(protect_default) ? protect_default[i].name : NULL;
 }
 
 static bool under(const char *path, const char *dir)
@@ -278,20 +334,31 @@ static int guard_named(struct plan *pl, const char *base, const char *value,
 	}
 	if (!path)
 		return OWS_ENOMEM;
-	/* Where it would be, links resolved as far as they go. */
+	/* Where it would be, links resolved as far as they go: folders on the way may not
+	 * exist yet (core.fsmonitor = tools/fsmon.sh, and no tools/). */
 	char *dir = ows__strdup(path, pl->err);
 	int rc = dir ? 0 : OWS_ENOMEM;
 	char *slash = dir ? strrchr(dir, '/') : NULL;
-	if (slash && slash != dir) {
+	char *real = NULL;
+	while (slash && slash != dir) {
 		*slash = '\0';
-		char *real = realpath(dir, NULL);
-		if (real && under(real, pl->folder)) {
-			char *full = ows__asprintf(pl->err, "%s/%s", real, slash + 1);
-			rc = full ? guard_path(pl, full) : OWS_ENOMEM;
-			if (rc > 0 && config)
-				rc = guard_config(pl, full, worktree, depth + 1);
-			free(full);
-		}
+		if ((real = realpath(dir, NULL)) || errno != ENOENT)
+			break;
+		char *up = strrchr(dir, '/');
+		*slash = '/';
+		slash = up;
+	}
+	if (real) {
+		char *full = ows__asprintf(pl->err, "%s/%s", real, slash + 1);
+		bool in = under(real, pl->folder);
+		if (!full)
+			rc = OWS_ENOMEM;
+		else if (full && in)
+			rc = guard_path(pl, full);
+		/* A config outside is read on: what it includes may send git into the folder. */
+		if (full && config && (rc > 0 || (!in && rc == 0)))
+			rc = guard_config(pl, full, worktree, depth + 1);
+		free(full);
 		free(real);
 	}
 	free(dir);
@@ -300,9 +367,34 @@ static int guard_named(struct plan *pl, const char *base, const char *value,
 }
 
 /*
+ * A path git resolves against the work tree where it runs a hook or the
+ * fsmonitor (core.hooksPath, core.fsmonitor): against `worktree`, or, for
+ * a config outside any repository (system, global), against every work
+ * tree the plan found in the folder.  Of core.fsmonitor only a command
+ * that names a path counts: `true` is git's own daemon, a bare name is
+ * looked up in PATH.
+ */
+static int guard_hook_path(struct plan *pl, const char *key, char *value, const char *worktree,
+			   int depth)
+{
+	if (strcasecmp(key, "fsmonitor") == 0) {
+		value[strcspn(value, " \t")] = '\0';
+		if (!strchr(value, '/'))
+			return 0;
+	}
+	if (value[0] == '/' || strncmp(value, "~/", 2) == 0 || worktree)
+		return guard_named(pl, worktree ? worktree : pl->folder, value, worktree, false, depth);
+	int rc = 0;
+	for (size_t i = 0; i < pl->worktrees.len && rc == 0; i++)
+		rc = guard_named(pl, pl->worktrees.v[i], value, pl->worktrees.v[i], false, depth);
+	return rc;
+}
+
+/*
  * Reads one git config file for the paths it makes git read or run from:
- * core.hooksPath (relative to the work tree) and include/includeIf paths
- * (relative to the file).  A small reader of git's syntax, enough for
+ * core.hooksPath and core.fsmonitor (relative to the work tree) and
+ * include/includeIf paths (relative to the file; every condition taken as
+ * met, so that nothing git might include is missed).  A small reader of git's syntax, enough for
  * section headers and `key = value` lines; what it cannot read it leaves,
  * and the file itself is read-only inside either way.
  */
@@ -335,8 +427,9 @@ static int guard_config(struct plan *pl, const char *path, const char *worktree,
 		char *key = trim(s), *value = trim(eq + 1);
 		if (!*value)
 			continue;
-		if (strcasecmp(section, "core") == 0 && strcasecmp(key, "hookspath") == 0 && worktree)
-			rc = guard_named(pl, worktree, value, worktree, false, depth);
+		if (strcasecmp(section, "core") == 0 &&
+		    (strcasecmp(key, "hookspath") == 0 || strcasecmp(key, "fsmonitor") == 0))
+			rc = guard_hook_path(pl, key, value, worktree, depth);
 		else if ((strcasecmp(section, "include") == 0 ||
 			  strcasecmp(section, "includeif") == 0) && strcasecmp(key, "path") == 0)
 			rc = guard_named(pl, dir, value, worktree, true, depth);
@@ -487,8 +580,8 @@ static int guard_submodules(struct plan *pl, const char *worktree, int depth)
 	return rc;
 }
 
-/* A folder below a git work tree: git run in it would use that repository. */
-static bool in_work_tree(const char *folder)
+/* The work tree above `folder` whose repository git run in it would use, or NULL (caller frees). */
+static char *work_tree_above(const char *folder)
 {
 	char buf[PATH_MAX];
 	snprintf(buf, sizeof(buf), "%s", folder);
@@ -497,9 +590,202 @@ static bool in_work_tree(const char *folder)
 		char dotgit[PATH_MAX + 8];
 		snprintf(dotgit, sizeof(dotgit), "%s/.git", buf);
 		if (access(dotgit, F_OK) == 0)
-			return true;
+			return strdup(buf);
 	}
-	return false;
+	return NULL;
+}
+
+/* The tools' names at `dir` (a folder, or a work tree in it): the table, or the machine's list. */
+static int guard_names(struct plan *pl, const char *dir, const ows_config *cfg)
+{
+	/* The machine's list, `default` standing for the built-in one; none set: the built-in. */
+	const ows__strv *names = cfg ? &cfg->protect : NULL;
+	bool builtin = !cfg || !cfg->protect_set;
+	char path[PATH_MAX + 300];
+	int rc = 0;
+	for (size_t i = 0; names && i < names->len; i++)
+		if (strcmp(names->v[i], "default") == 0)
+			builtin = true;
+	for (size_t i = 0; builtin && i < OWS__ARRAY_LEN(protect_default) && rc >= 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, protect_default[i].name);
+		rc = guard_path(pl, path);
+	}
+	for (size_t i = 0; cfg && cfg->protect_set && i < names->len && rc >= 0; i++) {
+		if (strcmp(names->v[i], "default") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, names->v[i]);
+		rc = guard_path(pl, path);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * A Mercurial repository: `.hg` pinned, and what Mercurial reads to decide
+ * what to run bound read-only (or watched): hgrc (hooks, extensions), the
+ * share's hgrc-not-shared and sharedpath (whose repository's hgrc a shared
+ * one reads), and the files hgrc's %include lines name.
+ */
+static int guard_hg(struct plan *pl, const char *dothg)
+{
+	struct stat st;
+	if (lstat(dothg, &st) != 0 || !S_ISDIR(st.st_mode) || !plain(dothg))
+		return 0;
+	int rc = add_unique(pl->pin, dothg, pl->err);
+	static const char *const names[] = {"hgrc", "hgrc-not-shared", "sharedpath"};
+	char path[PATH_MAX + 32];
+	for (size_t i = 0; i < OWS__ARRAY_LEN(names) && rc >= 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dothg, names[i]);
+		rc = guard_path(pl, path);
+	}
+	snprintf(path, sizeof(path), "%s/hgrc", dothg);
+	FILE *f = rc >= 0 ? fopen_regular(path) : NULL;
+	char line[4096];
+	while (f && rc >= 0 && fgets(line, sizeof(line), f)) {
+		char *s = trim(line);
+		if (strncmp(s, "%include", 8) == 0 && (s[8] == ' ' || s[8] == '\t'))
+			rc = guard_named(pl, dothg, trim(s + 8), NULL, false, 0);
+	}
+	if (f)
+		fclose(f);
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * Every repository git or Mercurial would find in the folder (guard_walk.c),
+ * each guarded as the folder's own: its git folder pinned, what git runs
+ * from read-only, and the tools' names at its work tree.  What was found
+ * is kept, so that the sweep knows what is new.
+ */
+static int guard_repos(struct plan *pl, const ows_config *cfg)
+{
+	ows__repos found = {0};
+	int rc = ows__repos_find(pl->folder, false, &found, pl->err);
+	pl->g->unread += found.unread;
+	for (size_t i = 0; i < found.len && rc >= 0; i++) {
+		const ows__repo *r = &found.v[i];
+		char *dir = r->kind == OWS_REPO_DOTGIT ? ows__strdup(r->path, pl->err) : NULL;
+		if (r->kind == OWS_REPO_DOTGIT && !dir) {
+			rc = OWS_ENOMEM;
+			break;
+		}
+		if (dir) {
+			*strrchr(dir, '/') = '\0';
+			rc = add_unique(&pl->worktrees, dir, pl->err);
+			if (rc >= 0)
+				rc = guard_dotgit(pl, dir, 0);
+			if (rc >= 0)
+				rc = guard_submodules(pl, dir, 0);
+			if (rc >= 0 && strcmp(dir, pl->folder) != 0)
+				rc = guard_names(pl, dir, cfg);
+			free(dir);
+		}
+	}
+	/* Git folders no `.git` led to: bare repositories, and what git keeps inside its own. */
+	for (size_t i = 0; i < found.len && rc >= 0; i++) {
+		const ows__repo *r = &found.v[i];
+		char common[PATH_MAX + 16];
+		snprintf(common, sizeof(common), "%s/commondir", r->path);
+		if (r->kind == OWS_REPO_GITDIR && !listed(pl->pin, r->path))
+			rc = guard_gitdir(pl, r->path, r->path,
+					  access(common, F_OK) == 0 ? GITDIR_LINKED : GITDIR_REPO, 0);
+		else if (r->kind == OWS_REPO_HG)
+			rc = guard_hg(pl, r->path);
+	}
+	ows__repos *known = &pl->g->known;
+	for (size_t i = 0; i < found.len && rc >= 0; i++) {
+		if (known->len == known->cap) {
+			size_t cap = known->cap ? known->cap * 2 : 16;
+			ows__repo *v = realloc(known->v, cap * sizeof(*v));
+			if (!v) {
+				rc = ows__fail(pl->err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+				break;
+			}
+			known->v = v;
+			known->cap = cap;
+		}
+		known->v[known->len++] = found.v[i];
+		found.v[i].path = NULL; /* the known list owns it now */
+	}
+	ows__repos_free(&found);
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * The person's git settings outside the folder, as git reads them for any
+ * repository: the system's, the global and the XDG one.  What they name in
+ * the folder (an included file, a relative core.hooksPath or fsmonitor
+ * resolved in each work tree) is guarded like the repository's own.  Read,
+ * never run: no git is started, so nothing in the folder runs while
+ * planning.  Both places a system config may be (Debian's git and one
+ * built with the default prefix), whatever the environment says.
+ */
+static int guard_outside_configs(struct plan *pl)
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+	char *made[3] = {
+		home ? ows__asprintf(pl->err, "%s/.gitconfig", home) : NULL,
+		xdg && xdg[0] == '/' ? ows__asprintf(pl->err, "%s/git/config", xdg) : NULL,
+		home ? ows__asprintf(pl->err, "%s/.config/git/config", home) : NULL,
+	};
+	const char *paths[] = {getenv("GIT_CONFIG_SYSTEM"), "/etc/gitconfig",
+			       "/usr/local/etc/gitconfig", getenv("GIT_CONFIG_GLOBAL"),
+			       made[0], made[1], made[2]};
+	int rc = 0;
+	for (size_t i = 0; i < OWS__ARRAY_LEN(paths) && rc >= 0; i++)
+		if (paths[i] && paths[i][0] == '/')
+			rc = guard_config(pl, paths[i], NULL, 0);
+	for (size_t i = 0; i < OWS__ARRAY_LEN(made); i++)
+		free(made[i]);
+	return rc < 0 ? rc : 0;
+}
+
+static int record_mode(struct plan *pl, const char *path)
+{
+	ows__guard_watch *g = pl->g;
+	struct stat st;
+	if (lstat(path, &st) != 0 || S_ISLNK(st.st_mode))
+		return 0;
+	for (size_t i = 0; i < g->nmodes; i++)
+		if (strcmp(g->modes[i].path, path) == 0)
+			return 0;
+	struct mode *v = realloc(g->modes, (g->nmodes + 1) * sizeof(*v));
+	if (!v)
+		return ows__fail(pl->err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	g->modes = v;
+	if (!(v[g->nmodes].path = ows__strdup(path, pl->err)))
+		return OWS_ENOMEM;
+	v[g->nmodes].dev = st.st_dev;
+	v[g->nmodes].ino = st.st_ino;
+	v[g->nmodes].mode = st.st_mode & 07777;
+	g->nmodes++;
+	return 0;
+}
+
+/*
+ * The modes the sweep keeps: of the folder, of what the guard binds, and of
+ * every folder between them.  A bind holds inside the sandbox only; outside,
+ * a world-writable folder on the way would let another local user swap
+ * `.git` or its config under the person.
+ */
+static int record_modes(struct plan *pl)
+{
+	int rc = record_mode(pl, pl->folder);
+	size_t base = strlen(pl->folder);
+	for (size_t i = 0; i < pl->pin->len + pl->ro->len && rc == 0; i++) {
+		const char *p = i < pl->pin->len ? pl->pin->v[i] : pl->ro->v[i - pl->pin->len];
+		char buf[PATH_MAX];
+		if (!under(p, pl->folder) || strlen(p) >= sizeof(buf))
+			continue;
+		snprintf(buf, sizeof(buf), "%s", p);
+		for (char *s = strchr(buf + base + 1, '/'); s && rc == 0; s = strchr(s + 1, '/')) {
+			*s = '\0';
+			rc = record_mode(pl, buf);
+			*s = '/';
+		}
+		if (rc == 0)
+			rc = record_mode(pl, p);
+	}
+	return rc;
 }
 
 int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ows__strv *pin,
@@ -511,28 +797,23 @@ int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ow
 	char path[PATH_MAX + 8];
 	snprintf(path, sizeof(path), "%s/.git", folder);
 	struct stat st;
-	int rc = 0;
-	if (lstat(path, &st) == 0 || in_work_tree(folder))
-		rc = guard_dotgit(&pl, folder, 0);
+	int rc = ows__strv_push(&pl.g->folders, folder, err);
+	char *above = lstat(path, &st) == 0 ? NULL : work_tree_above(folder);
+	if (above) {
+		/* git run in the folder uses the repository above: a `.git` made here would shadow it. */
+		rc = add_unique(&pl.worktrees, above, err);
+		if (rc >= 0)
+			rc = guard_dotgit(&pl, folder, 0);
+		free(above);
+	}
 	if (rc >= 0)
 		rc = guard_submodules(&pl, folder, 0);
-
-	/* The machine's list, `default` standing for the built-in one; none set: the built-in. */
-	const ows__strv *names = cfg ? &cfg->protect : NULL;
-	bool builtin = !cfg || !cfg->protect_set;
-	for (size_t i = 0; names && i < names->len && rc >= 0; i++)
-		if (strcmp(names->v[i], "default") == 0)
-			builtin = true;
-	for (size_t i = 0; builtin && i < OWS__ARRAY_LEN(protect_default) && rc >= 0; i++) {
-		snprintf(path, sizeof(path), "%s/%s", folder, protect_default[i]);
-		rc = guard_path(&pl, path);
-	}
-	for (size_t i = 0; cfg && cfg->protect_set && i < names->len && rc >= 0; i++) {
-		if (strcmp(names->v[i], "default") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", folder, names->v[i]);
-		rc = guard_path(&pl, path);
-	}
+	if (rc >= 0)
+		rc = guard_repos(&pl, cfg);
+	if (rc >= 0)
+		rc = guard_outside_configs(&pl);
+	if (rc >= 0)
+		rc = guard_names(&pl, folder, cfg);
 	/* A machine that protects a git folder itself wants it read-only, not pinned. */
 	for (size_t i = 0; i < pin->len; i++)
 		if (listed(ro, pin->v[i])) {
@@ -541,6 +822,9 @@ int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ow
 			pin->len--;
 			i--;
 		}
+	if (rc >= 0)
+		rc = record_modes(&pl);
+	ows__strv_free(&pl.worktrees);
 	return rc < 0 ? rc : 0;
 }
 
@@ -572,6 +856,13 @@ int ows__guard_add(ows__guard_list *g, const char *folder, const ows_config *cfg
 {
 	ows__strv ro = {0}, pin = {0};
 	int rc = ows__guard_plan(folder, cfg, &ro, &pin, watchp, err);
+	if (rc == 0 && g->len + pin.len + ro.len > OWS__GUARD_MAX)
+		rc = ows__fail(err, OWS_EINVAL, E2BIG, folder,
+			       "name the repositories you work in as session folders "
+			       "(--rw ~/code/project) rather than the folder that holds them",
+			       "the read-write folders hold too many repositories to guard: %zu "
+			       "paths to bind over themselves, at most %d",
+			       g->len + pin.len + ro.len, OWS__GUARD_MAX);
 	for (size_t i = 0; i < pin.len + ro.len && rc == 0; i++) {
 		bool is_pin = i < pin.len;
 		const char *path = is_pin ? pin.v[i] : ro.v[i - pin.len];
@@ -620,7 +911,110 @@ static int open_parent(const char *path, const char **leaf)
 #endif
 }
 
-int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved, ows_error *err)
+/*
+ * Renames `leaf` in `dir` to LEAF.owsbx-moved-TAG (or -N beside earlier
+ * ones) and appends the new path to `moved`; a failure is appended too,
+ * with its reason: the person must know it is still there.
+ */
+static int move_leaf(int dir, const char *path, const char *leaf, const char *tag,
+		     ows__strv *moved, ows_error *err)
+{
+	for (int n = 1; n < 100; n++) {
+		char aside[NAME_MAX + 1];
+		int len = n == 1 ? snprintf(aside, sizeof(aside), "%s.owsbx-moved-%.8s", leaf, tag)
+				 : snprintf(aside, sizeof(aside), "%s.owsbx-moved-%.8s-%d", leaf, tag, n);
+		if (len <= 0 || (size_t)len >= sizeof(aside))
+			break;
+		if (rename_noreplace(dir, leaf, aside) == 0)
+			return ows__strv_pushf(moved, err, "%.*s%s", (int)(leaf - path), path, aside);
+		if (errno != EEXIST)
+			return ows__strv_pushf(moved, err, "%s (not moved aside: %s)", path,
+					       strerror(errno));
+	}
+	return ows__strv_pushf(moved, err, "%s (not moved aside: no free name)", path);
+}
+
+static int move_aside(const char *path, const char *tag, ows__strv *moved, ows_error *err)
+{
+	const char *leaf;
+	int dir = open_parent(path, &leaf);
+	if (dir < 0)
+		return 0; /* its folder is gone or became a link: nothing git would find */
+	struct stat st;
+	int rc = fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0
+		 ? move_leaf(dir, path, leaf, tag, moved, err) : 0;
+	close(dir);
+	return rc;
+}
+
+static bool is_known(const ows__guard_watch *g, const ows__repo *r)
+{
+	for (size_t i = 0; i < g->known.len; i++) {
+		const ows__repo *k = &g->known.v[i];
+		if (k->kind == r->kind && k->dev == r->dev && k->ino == r->ino &&
+		    strcmp(k->path, r->path) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Every repository that was not there at the plan is made inert: a git
+ * folder loses its HEAD first (git takes no folder without one; renaming
+ * the folder alone would leave a repository that a `cd` into it finds),
+ * then each new `.git` and `.hg` is moved aside.
+ */
+static int sweep_repos(ows__guard_watch *g, const char *tag, ows__strv *moved, ows_error *err)
+{
+	ows__repos found = {0};
+	int rc = 0;
+	for (size_t i = 0; i < g->folders.len && rc == 0; i++)
+		rc = ows__repos_find(g->folders.v[i], true, &found, err);
+	for (int pass = 0; pass < 2 && rc == 0; pass++)
+		for (size_t i = 0; i < found.len && rc == 0; i++) {
+			const ows__repo *r = &found.v[i];
+			if ((r->kind == OWS_REPO_GITDIR) != (pass == 0) || is_known(g, r))
+				continue;
+			char head[PATH_MAX + 8];
+			snprintf(head, sizeof(head), "%s/HEAD", r->path);
+			rc = move_aside(pass == 0 ? head : r->path, tag, moved, err);
+		}
+	if (rc == 0 && found.unread > g->unread)
+		rc = ows__strv_pushf(moved, err, "(%zu folders could not be read, so were not "
+				     "searched for repositories)", found.unread - g->unread);
+	ows__repos_free(&found);
+	return rc;
+}
+
+/* Puts back each recorded mode that changed, on the same file only, never through a link. */
+static int restore_modes(ows__guard_watch *g, ows__strv *restored, ows_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < g->nmodes && rc == 0; i++) {
+		const struct mode *m = &g->modes[i];
+		const char *leaf;
+		int dir = open_parent(m->path, &leaf);
+		struct stat st;
+		if (dir < 0)
+			continue;
+		if (fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == m->dev &&
+		    st.st_ino == m->ino && !S_ISLNK(st.st_mode) && (st.st_mode & 07777) != m->mode) {
+			if (fchmodat(dir, leaf, m->mode, AT_SYMLINK_NOFOLLOW) == 0)
+				rc = ows__strv_pushf(restored, err, "%s (mode %04o put back to %04o)",
+						     m->path, (unsigned)(st.st_mode & 07777),
+						     (unsigned)m->mode);
+			else
+				rc = ows__strv_pushf(restored, err, "%s (mode %04o not put back to %04o: %s)",
+						     m->path, (unsigned)(st.st_mode & 07777),
+						     (unsigned)m->mode, strerror(errno));
+		}
+		close(dir);
+	}
+	return rc;
+}
+
+int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved, ows__strv *modes,
+		     ows_error *err)
 {
 	if (!g)
 		return 0;
@@ -635,26 +1029,14 @@ int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved, ows
 		bool appeared = fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 				!(w->link && S_ISLNK(st.st_mode) && st.st_dev == w->dev &&
 				  st.st_ino == w->ino);
-		for (int n = 1; appeared && n < 100; n++) {
-			char aside[NAME_MAX + 1];
-			int len = n == 1 ? snprintf(aside, sizeof(aside), "%s.owsbx-moved-%.8s", leaf, tag)
-					 : snprintf(aside, sizeof(aside), "%s.owsbx-moved-%.8s-%d", leaf, tag, n);
-			if (len <= 0 || (size_t)len >= sizeof(aside))
-				break;
-			if (rename_noreplace(dir, leaf, aside) == 0) {
-				rc = ows__strv_pushf(moved, err, "%.*s%s", (int)(leaf - w->path),
-						     w->path, aside);
-				break;
-			}
-			if (errno != EEXIST) {
-				/* Said, not hidden: the person must know it is still there. */
-				rc = ows__strv_pushf(moved, err, "%s (not moved aside: %s)", w->path,
-						     strerror(errno));
-				break;
-			}
-		}
+		if (appeared)
+			rc = move_leaf(dir, w->path, leaf, tag, moved, err);
 		close(dir);
 	}
+	if (rc == 0)
+		rc = sweep_repos(g, tag, moved, err);
+	if (rc == 0 && modes)
+		rc = restore_modes(g, modes, err);
 	return rc;
 }
 
@@ -665,5 +1047,10 @@ void ows__guard_watch_free(ows__guard_watch *g)
 	for (size_t i = 0; i < g->len; i++)
 		free(g->v[i].path);
 	free(g->v);
+	ows__strv_free(&g->folders);
+	ows__repos_free(&g->known);
+	for (size_t i = 0; i < g->nmodes; i++)
+		free(g->modes[i].path);
+	free(g->modes);
 	free(g);
 }

@@ -24,7 +24,7 @@
 
 #include "linux.h"
 
-#define OWS_INIT_MAX_MOUNTS 256 /* the system, folders, what the guard binds, masks */
+#define OWS_INIT_MAX_MOUNTS 512 /* the system, folders, what the guard binds (192), masks */
 #define OWS_INIT_MAX_RULES 512 /* the view's; /etc split rule by rule when a group's entry is left out */
 #define OWS_INIT_MAX_PROBES 8
 #define OWS_INIT_MAX_CHECKS 64

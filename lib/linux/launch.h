@@ -13,10 +13,11 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "posix.h"
 
 /* Limits of one request: larger requests are refused before the launcher runs. */
 #define OWS_LAUNCH_MAX_FOLDERS 32   /* --rw and --ro together */
-#define OWS_LAUNCH_MAX_GUARDED 64   /* --guard and --pin together */
+#define OWS_LAUNCH_MAX_GUARDED OWS__GUARD_MAX /* --guard and --pin together (posix.h) */
 #define OWS_LAUNCH_MAX_SOCKETS 4    /* --probe-socket */
 #define OWS_LAUNCH_MAX_MASKS 64     /* --mask */
 #define OWS_LAUNCH_MAX_ARG 4000     /* bytes in one argument */

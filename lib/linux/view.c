@@ -422,7 +422,8 @@ static const struct {
 	{"files.git_guard", 0,
 	 "no mount namespace (user namespaces are off): what git and shells run from a "
 	 "read-write folder (.git/config, hooks, .bashrc...) cannot be made read-only; only "
-	 "names that appear there are moved aside after each command"},
+	 "names that appear there and repositories made there are moved aside after each "
+	 "command"},
 	{"processes.outside_visible", 0,
 	 "no PID namespace (user namespaces are off): the machine's processes and their "
 	 "command lines are listed in /proc (not their memory, environment or descriptors: "
