@@ -114,7 +114,15 @@ uint16_t ows__acl_union(const acl *a)
 	return m;
 }
 
+/* Copies the entries in use only: an acl is 64 KiB, most hold a handful. */
+void ows__acl_copy(acl *dst, const acl *src)
+{
+	dst->n = src->n;
+	memcpy(dst->e, src->e, (size_t)src->n * sizeof(acl_ent));
+}
+
 bool ows__acl_eq(const acl *x, const acl *y)
 {
 	return x->n == y->n && memcmp(x->e, y->e, (size_t)x->n * sizeof(acl_ent)) == 0;
 }
+
