@@ -56,6 +56,8 @@ OWS__HIDDEN bool ows__acl_has_named(const acl *a);
 OWS__HIDDEN uint16_t ows__acl_union(const acl *a);
 OWS__HIDDEN void ows__acl_copy(acl *dst, const acl *src);
 OWS__HIDDEN bool ows__acl_eq(const acl *x, const acl *y);
+OWS__HIDDEN bool ows__acl_settle_handback(acl *a, const acl_ent *inh, int ninh, mode_t person_umask, uint32_t acct,
+					  uint32_t person);
 
 /* A walker's room for one node's ACLs (about 260 KiB): on the heap, one per thread. */
 typedef struct acl_scratch {
