@@ -709,9 +709,15 @@ static void settle_agents(int fd, const struct stat *st, uid_t account, const in
 {
 	char proc[40];
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	out->e = NULL;
+	out->n = 0;
+	if (S_ISLNK(st->st_mode))
+		return; /* no ACL, and /proc/self/fd/N would lead through it */
 	int r = acl_read(proc, XA_ACCESS);
 	if (r == 0)
 		ows__acl_from_mode(&xa_acl, st->st_mode);
+	if (r < 0 && S_ISDIR(st->st_mode) && (st->st_mode & 0500) != 0500)
+		(void)!chmod(proc, (st->st_mode & 07777) | 0500);
 	if (r >= 0) {
 		bool changed = ows__acl_settle_handback(&xa_acl, in->e, in->n, caller_umask, account, caller);
 		int ui = ows__acl_find(&xa_acl, TAG_USER_OBJ, NO_ID);
@@ -749,7 +755,7 @@ static void hand_back(int dirfd, dev_t dev, uid_t account, const inherit *in, in
 		struct stat st;
 		if (fd < 0)
 			continue;
-		if (fstat(fd, &st) != 0 || st.st_dev != dev || S_ISLNK(st.st_mode)) {
+		if (fstat(fd, &st) != 0 || st.st_dev != dev) {
 			close(fd);
 			continue;
 		}
