@@ -620,6 +620,19 @@ static int open_parent(const char *path, const char **leaf)
 #endif
 }
 
+/* One line of the moved-aside list, which the person reads: the names in it are the
+ * agent's, so it holds them escaped (ows_text_escape). */
+static int push_shown(ows__strv *moved, ows_error *err, const char *raw)
+{
+	size_t cap = 4 * strlen(raw) + 1;
+	char *shown = malloc(cap);
+	if (!shown)
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	int rc = ows__strv_push(moved, ows_text_escape(shown, cap, raw), err);
+	free(shown);
+	return rc;
+}
+
 int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved, ows_error *err)
 {
 	if (!g)
@@ -641,17 +654,17 @@ int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved, ows
 					 : snprintf(aside, sizeof(aside), "%s.owsbx-moved-%.8s-%d", leaf, tag, n);
 			if (len <= 0 || (size_t)len >= sizeof(aside))
 				break;
-			if (rename_noreplace(dir, leaf, aside) == 0) {
-				rc = ows__strv_pushf(moved, err, "%.*s%s", (int)(leaf - w->path),
-						     w->path, aside);
-				break;
-			}
-			if (errno != EEXIST) {
+			char *line = NULL;
+			if (rename_noreplace(dir, leaf, aside) == 0)
+				line = ows__asprintf(err, "%.*s%s", (int)(leaf - w->path), w->path, aside);
+			else if (errno != EEXIST)
 				/* Said, not hidden: the person must know it is still there. */
-				rc = ows__strv_pushf(moved, err, "%s (not moved aside: %s)", w->path,
-						     strerror(errno));
-				break;
-			}
+				line = ows__asprintf(err, "%s (not moved aside: %s)", w->path, strerror(errno));
+			else
+				continue;
+			rc = line ? push_shown(moved, err, line) : OWS_ENOMEM;
+			free(line);
+			break;
 		}
 		close(dir);
 	}
