@@ -145,8 +145,10 @@ static __attribute__((noreturn)) void refuse(const char *what, const char *arg, 
 	ows__buf_add(m.text, sizeof(m.text), "launcher: ");
 	ows__buf_add(m.text, sizeof(m.text), what);
 	if (arg) {
+		/* A path the caller, or an agent's link, chose: written out, never raw. */
+		char shown[sizeof(m.text)];
 		ows__buf_add(m.text, sizeof(m.text), " ");
-		ows__buf_add(m.text, sizeof(m.text), arg);
+		ows__buf_add(m.text, sizeof(m.text), ows_text_escape(shown, sizeof(shown), arg));
 	}
 	int type = 0;
 	socklen_t len = sizeof(type);
