@@ -193,6 +193,22 @@ static void settle_unlisted(acl *a, uint32_t owner_entry)
 	ows__acl_del(a, mi);
 }
 
+/*
+ * A grant on a node whose ACL has no room for our entry (ext4 holds about
+ * 500 in a block, the kernel 8191) leaves that node as it is: the account
+ * cannot reach it, so the wall stays closed there, and the rest of the
+ * folder is granted; refusing every session over the folder for one file
+ * would leave the person nothing but to remove it by hand.  A revoke only
+ * takes entries away and never runs out of room.
+ */
+static bool skip_if_full(walk *w, int e)
+{
+	if (w->own == T_NONE || (e != ENOSPC && e != E2BIG))
+		return false;
+	w->skipped++;
+	return true;
+}
+
 static void apply_access(walk *w, const node *n, int target)
 {
 	unsigned char *buf = w->tmp->buf;
@@ -216,7 +232,8 @@ static void apply_access(walk *w, const node *n, int target)
 		if (i < 0 && had && !record_pre(w, n, 'a', cur, false))
 			return;
 		if (!ows__acl_set(next, TAG_USER, w->acct, (uint16_t)perm)) {
-			walk_fail(w, ENOSPC, "the ACL is full");
+			if (!skip_if_full(w, ENOSPC))
+				walk_fail(w, ENOSPC, "the ACL is full");
 			return;
 		}
 		int mi = ows__acl_find(next, TAG_MASK, NO_ID);
@@ -242,7 +259,7 @@ static void apply_access(walk *w, const node *n, int target)
 	if (node_set(n, XA_ACCESS, buf, out) != 0) {
 		if (errno == EPERM)
 			w->skipped++;
-		else
+		else if (!skip_if_full(w, errno))
 			walk_fail(w, errno, "cannot set the ACL");
 		return;
 	}
@@ -284,12 +301,10 @@ static void apply_default(walk *w, const node *n, int target)
 			if (!record_pre(w, n, 'd', cur, added))
 				return;
 		}
-		if (i < 0 && person && !ows__acl_set(next, TAG_USER, w->person, 7)) {
-			walk_fail(w, ENOSPC, "the default ACL is full");
-			return;
-		}
-		if (!ows__acl_set(next, TAG_USER, w->acct, 7)) {
-			walk_fail(w, ENOSPC, "the default ACL is full");
+		if ((i < 0 && person && !ows__acl_set(next, TAG_USER, w->person, 7)) ||
+		    !ows__acl_set(next, TAG_USER, w->acct, 7)) {
+			if (!skip_if_full(w, ENOSPC))
+				walk_fail(w, ENOSPC, "the default ACL is full");
 			return;
 		}
 		int mi = ows__acl_find(next, TAG_MASK, NO_ID);
@@ -332,7 +347,7 @@ static void apply_default(walk *w, const node *n, int target)
 	if (rc != 0) {
 		if (errno == EPERM)
 			w->skipped++;
-		else
+		else if (!skip_if_full(w, errno))
 			walk_fail(w, errno, "cannot set the default ACL");
 		return;
 	}
