@@ -107,7 +107,7 @@ owsbx: $(CLI_OBJS) libowsandbox.a
 # The account provider's setuid launcher: init, Landlock and seccomp, and the
 # few helpers they use.  No jansson, no inih: it parses no JSON and no INI.
 LAUNCH_OBJS = build/cli/launch/launcher.o $(addprefix build/lib/,linux/init.o linux/channels.o linux/root.o linux/view.o linux/launch.o linux/seccomp.o \
-	      linux/cgroup.o linux/landlock.o linux/fs.o linux/platform.o linux/platform_posix.o env.o util.o \
+	      linux/cgroup.o linux/landlock.o linux/fs.o linux/platform.o linux/platform_posix.o linux/acl_codec.o env.o util.o \
 	      error.o)
 owsbx-launch: $(LAUNCH_OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pie -Wl,-z,relro,-z,now -o $@ $(LAUNCH_OBJS)

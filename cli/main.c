@@ -21,14 +21,46 @@ static void on_signal(int sig)
 	pending_signal = sig;
 }
 
+/*
+ * Text from outside (a path, a file name, a host the agent asked for) as the
+ * terminal may show it: every control written out (ows_text_escape), so that
+ * it cannot write the clipboard, set a title or start a line of its own.
+ * "" for NULL.  From a ring of buffers: valid until seven more calls.
+ */
+static const char *shown(const char *s)
+{
+	static char ring[8][2048];
+	static unsigned next;
+	return ows_text_escape(ring[next++ % 8], sizeof(ring[0]), s);
+}
+
+/* A string member of a library document, shown(). */
+static const char *field(const json_t *o, const char *key)
+{
+	return shown(json_string_value(json_object_get(o, key)));
+}
+
+/* A library document printed as JSON, laid out as it came: anything past ASCII as \u
+ * escapes, the C1 controls too. */
+static void put_json(const char *text)
+{
+	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+	size_t layout = strchr(text ? text : "", '\n') ? JSON_INDENT(2) : JSON_COMPACT;
+	char *ascii = j ? json_dumps(j, layout | JSON_ENSURE_ASCII) : NULL;
+	if (ascii || text)
+		puts(ascii ? ascii : shown(text));
+	free(ascii);
+	json_decref(j);
+}
+
 static void print_error(const ows_error *err)
 {
-	fprintf(stderr, "owsbx: %s", err->what[0] ? err->what : ows_strerror(err->code));
+	fprintf(stderr, "owsbx: %s", shown(err->what[0] ? err->what : ows_strerror(err->code)));
 	if (err->where[0])
-		fprintf(stderr, ": %s", err->where);
+		fprintf(stderr, ": %s", shown(err->where));
 	fputc('\n', stderr);
 	if (err->hint[0])
-		fprintf(stderr, "  %s\n", err->hint);
+		fprintf(stderr, "  %s\n", shown(err->hint));
 }
 
 /* What a failed session open means for the exit status. */
@@ -48,9 +80,9 @@ static void print_blocked(ows_session *s, int64_t since_ms)
 	size_t i;
 	json_t *b;
 	json_array_foreach(arr, i, b) {
-		const char *host = json_string_value(json_object_get(b, "host"));
-		const char *reason = json_string_value(json_object_get(b, "reason"));
-		const char *denied_by = json_string_value(json_object_get(b, "denied_by"));
+		const char *host = field(b, "host");
+		const char *reason = field(b, "reason");
+		const char *denied_by = json_object_get(b, "denied_by") ? field(b, "denied_by") : NULL;
 		bool private_addr = reason && strcmp(reason, "private address") == 0;
 		if (denied_by) { /* the person's own deny entry: nothing to suggest */
 			fprintf(stderr, "owsbx: the allow list refused %s:%lld while the command ran: "
@@ -61,8 +93,7 @@ static void print_blocked(ows_session *s, int64_t since_ms)
 		fprintf(stderr, "owsbx: the allow list refused %s:%lld while the command ran%s; "
 				"to allow it: --allow-site %s\n",
 			host, (long long)json_integer_value(json_object_get(b, "port")),
-			private_addr ? " (the name resolved to a private address)" : "",
-			json_string_value(json_object_get(b, "allow")));
+			private_addr ? " (the name resolved to a private address)" : "", field(b, "allow"));
 	}
 	json_decref(arr);
 	ows_free(json);
@@ -105,8 +136,8 @@ static int cmd_run(owsbx_args *a, ows_config *config)
 	opts.cwd = cwd;
 	/* A person at a terminal may expect the command where they stand: say where it runs. */
 	if (here && cwd && strcmp(here, cwd) != 0 && owsbx_os_stderr_is_tty())
-		fprintf(stderr, "owsbx: %s is in no session folder: the command runs in %s\n", here,
-			cwd);
+		fprintf(stderr, "owsbx: %s is in no session folder: the command runs in %s\n",
+			shown(here), shown(cwd));
 	ows_proc *proc = NULL;
 	int status;
 	rc = ows_session_spawn(s, (const char *const *)a->argv, &opts, &proc, &err);
@@ -175,9 +206,9 @@ static json_t *verify_report(const ows_policy *policy, const char *proof, int rc
 static void print_report(const owsbx_args *a, const char *proof, int rc, const ows_error *err)
 {
 	json_t *j = verify_report(a->policy, proof, rc, err);
-	char *text = j ? json_dumps(j, a->json ? JSON_COMPACT : JSON_INDENT(2)) : NULL;
+	char *text = j ? json_dumps(j, (a->json ? JSON_COMPACT : JSON_INDENT(2)) | JSON_ENSURE_ASCII) : NULL;
 	if (text || proof)
-		puts(text ? text : proof);
+		puts(text ? text : shown(proof));
 	free(text);
 	json_decref(j);
 }
@@ -208,15 +239,15 @@ static int cmd_report(owsbx_args *a, ows_config *config)
 		return 1;
 	}
 	if (a->json) {
-		puts(out);
+		put_json(out);
 	} else {
 		json_t *root = json_loads(out, 0, NULL);
 		size_t i;
 		json_t *c;
 		json_array_foreach(json_object_get(root, "capabilities"), i, c)
-			printf("%-30s %-12s %s\n", json_string_value(json_object_get(c, "name")),
-			       json_string_value(json_object_get(c, "status")),
-			       json_string_value(json_object_get(c, "why")));
+			printf("%-30s %-12s %s\n", field(c, "name"),
+			       field(c, "status"),
+			       field(c, "why"));
 		json_decref(root);
 	}
 	ows_free(out);
@@ -225,7 +256,7 @@ static int cmd_report(owsbx_args *a, ows_config *config)
 
 static void on_progress(void *ctx, const char *step)
 {
-	printf("  - %s\n", step);
+	printf("  - %s\n", shown(step));
 	fflush(stdout);
 }
 
@@ -278,14 +309,14 @@ static int machine_setup(owsbx_args *a, ows_config *config, ows_setup_options *s
 	if (json_array_size(changes)) {
 		printf("Setup will make these changes:\n");
 		json_array_foreach(changes, i, v)
-			printf("  %zu. %s: %s\n", i + 1, json_string_value(json_object_get(v, "item")),
-			       json_string_value(json_object_get(v, "change")));
+			printf("  %zu. %s: %s\n", i + 1, field(v, "item"),
+			       field(v, "change"));
 	} else {
 		printf("Nothing to change: the machine is set up as recorded.\n");
 	}
 	json_array_foreach(json_object_get(p, "notes"), i, v)
-		printf("  note: %s\n", json_string_value(v));
-	printf("Then: %s.\n", json_string_value(json_object_get(p, "then")));
+		printf("  note: %s\n", shown(json_string_value(v)));
+	printf("Then: %s.\n", field(p, "then"));
 	bool blocked = json_is_true(json_object_get(p, "blocked"));
 	bool root = json_is_true(json_object_get(p, "root"));
 	size_t nchanges = json_array_size(changes);
@@ -317,29 +348,26 @@ static int machine_status(owsbx_args *a, ows_config *config)
 		return 1;
 	}
 	if (a->json) {
-		puts(out);
+		put_json(out);
 	} else {
 		json_t *j = json_loads(out, 0, NULL);
 		size_t i;
 		json_t *r;
 		json_array_foreach(json_object_get(j, "rows"), i, r) {
-			const char *state = json_string_value(json_object_get(r, "state"));
-			const char *fix = json_string_value(json_object_get(r, "fix"));
+			const char *state = field(r, "state");
+			const char *fix = json_object_get(r, "fix") ? field(r, "fix") : NULL;
 			/* The Windows rows say what is looked for ("what") where Linux's say what was
 			 * found ("detail"). */
-			const char *detail = json_string_value(json_object_get(r, "detail"));
-			if (!detail)
-				detail = json_string_value(json_object_get(r, "what"));
+			const char *detail = field(r, json_object_get(r, "detail") ? "detail" : "what");
 			printf("%-5s %-16s %s\n", strcmp(state, "ok") == 0 ? "ok" : strcmp(state, "fail") == 0 ? "FAIL" : "skip",
-			       json_string_value(json_object_get(r, "item")), detail ? detail : "");
+			       field(r, "item"), detail);
 			if (fix)
 				printf("      fix: %s\n", fix);
 			/* openshell's rows: the command to run apart from a note and a link. */
 			static const char *const extra[] = {"command", "hint", "docs"};
 			for (size_t k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
-				const char *v = json_string_value(json_object_get(r, extra[k]));
-				if (v)
-					printf("      %s: %s\n", extra[k], v);
+				if (json_is_string(json_object_get(r, extra[k])))
+					printf("      %s: %s\n", extra[k], field(r, extra[k]));
 			}
 		}
 		json_decref(j);
@@ -358,7 +386,7 @@ static int cmd_credentials(owsbx_args *a, ows_config *config)
 		return 1;
 	}
 	if (a->json) {
-		puts(out);
+		put_json(out);
 		ows_free(out);
 		return 0;
 	}
@@ -372,15 +400,15 @@ static int cmd_credentials(owsbx_args *a, ows_config *config)
 				     : json_is_true(json_object_get(e, "injected")) ? "injected"
 										: "copied";
 		printf("%-16s %-22s %-36s %-10s %-9s %s\n",
-		       json_string_value(json_object_get(e, "name")),
-		       json_string_value(json_object_get(e, "label")),
-		       json_string_value(json_object_get(e, "path")),
+		       field(e, "name"),
+		       field(e, "label"),
+		       field(e, "path"),
 		       json_is_true(json_object_get(e, "found")) ? "found" : "not found", shared,
 		       json_is_string(json_object_get(e, "inject_header")) ? "can" : "cannot");
 	}
 	printf("\ntoolchains (read-only):\n");
 	json_array_foreach(json_object_get(root, "toolchains"), i, e)
-		printf("  %-22s %-10s %s\n", json_string_value(json_object_get(e, "path")),
+		printf("  %-22s %-10s %s\n", field(e, "path"),
 		       json_is_true(json_object_get(e, "found")) ? "found" : "not found",
 		       json_is_true(json_object_get(e, "shared")) ? "shared" : "");
 	printf("\nShare one in %s: [credentials] enable = NAME, [toolchains] enable = PATH;\n"
@@ -482,13 +510,13 @@ static int cmd_proxy(const owsbx_args *a)
 			json_t *b;
 			json_array_foreach(arr, i, b) {
 				json_int_t last = json_integer_value(json_object_get(b, "last_ms"));
-				const char *by = json_string_value(json_object_get(b, "denied_by"));
+				const char *by = json_object_get(b, "denied_by") ? field(b, "denied_by") : NULL;
 				long long count = (long long)json_integer_value(json_object_get(b, "count"));
 				fprintf(stderr, "owsbx proxy: refused %s:%lld (%s%s%s, %lld time%s)\n",
-					json_string_value(json_object_get(b, "host")),
+					field(b, "host"),
 					(long long)json_integer_value(json_object_get(b, "port")),
-					json_string_value(json_object_get(b, "reason")), by ? " by " : "",
-					by ? by : "", count, count == 1 ? "" : "s");
+					field(b, "reason"), by ? " by " : "", by ? by : "", count,
+					count == 1 ? "" : "s");
 				if (last + 1 > since)
 					since = last + 1;
 			}
@@ -508,7 +536,7 @@ static int cmd_connect(const owsbx_args *a)
 	char host[256];
 	int port;
 	if (owsbx_split_proxy(a->proxy_addr, host, sizeof(host), &port) != 0) {
-		fprintf(stderr, "owsbx: not a proxy address (want 127.0.0.1:PORT): %s\n", a->proxy_addr);
+		fprintf(stderr, "owsbx: not a proxy address (want 127.0.0.1:PORT): %s\n", shown(a->proxy_addr));
 		return OWSBX_EXIT_USAGE;
 	}
 	owsbx_os_ignore_sigpipe();

@@ -94,6 +94,16 @@ OWS_API void ows_error_clear(ows_error *err);
 /* Static strings: "invalid argument"; "OWS_EINVAL".  Never NULL. */
 OWS_API const char *ows_strerror(int code);
 OWS_API const char *ows_err_name(int code);
+/*
+ * Copies `src` (NULL: "") into `dst`, at most `size` bytes with the NUL, with
+ * every byte a terminal would act on written as \xHH: the C0 controls (newline
+ * and ESC too), DEL, the C1 controls (U+0080..U+009F in UTF-8) and any byte
+ * that is not part of valid UTF-8.  Cut at a whole character or escape.
+ * Idempotent.  For text from outside (paths, names, hosts) on its way to a
+ * terminal or a log; every string in an ows_error has been through it.
+ * Returns `dst`.
+ */
+OWS_API char *ows_text_escape(char *dst, size_t size, const char *src);
 
 /* Releases any string or buffer the library returned as `char *`. NULL is fine. */
 OWS_API void ows_free(void *p);

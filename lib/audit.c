@@ -28,6 +28,15 @@ int ows__audit_open(ows__audit *a, const ows_session_options *opts, ows_error *e
 	return 0;
 }
 
+json_t *ows__json_text(const char *s)
+{
+	size_t cap = 4 * strlen(s ? s : "") + 1;
+	char *shown = malloc(cap);
+	json_t *j = shown ? json_string(ows_text_escape(shown, cap, s)) : NULL;
+	free(shown);
+	return j;
+}
+
 void ows__audit_emit(ows__audit *a, const char *event, json_t *fields)
 {
 	if (!a || (a->fd < 0 && !a->fn)) {
@@ -45,7 +54,9 @@ void ows__audit_emit(ows__audit *a, const char *event, json_t *fields)
 	if (fields)
 		json_object_update(obj, fields);
 	json_decref(fields);
-	char *line = json_dumps(obj, JSON_COMPACT);
+	/* Events carry paths and hosts the agent chose: past ASCII (C1 controls too) they are
+	 * \u escapes, which a terminal showing the log does not act on. */
+	char *line = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(obj);
 	if (!line)
 		return;

@@ -216,6 +216,9 @@ OWS__HIDDEN int ows__audit_open(ows__audit *a, const ows_session_options *opts, 
 /* Adds "ts_ms", "session" and "event" to `fields` (stolen, may be NULL) and writes one line. */
 struct json_t;
 OWS__HIDDEN void ows__audit_emit(ows__audit *a, const char *event, struct json_t *fields);
+/* A name or path for an event, escaped (ows_text_escape): never NULL for a string that is
+ * not UTF-8, which would drop it and the rest of its event.  New reference, or NULL. */
+OWS__HIDDEN struct json_t *ows__json_text(const char *s);
 OWS__HIDDEN void ows__audit_close(ows__audit *a);
 
 /* --------------------------------------------------------------- session */

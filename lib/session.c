@@ -41,8 +41,8 @@ char *ows__proof_json(const char *provider, const char *network, const ows__chec
 	for (size_t i = 0; arr && i < n; i++) {
 		/* A partial check failed, for a promise the session runs without on purpose. */
 		bool partial = checks[i].passed == OWS__CHECK_PARTIAL;
-		json_t *c = json_pack("{s:s, s:b, s:s}", "name", checks[i].name, "passed",
-				      checks[i].passed == 1, "detail", checks[i].detail);
+		json_t *c = json_pack("{s:o, s:b, s:o}", "name", ows__json_text(checks[i].name), "passed",
+				      checks[i].passed == 1, "detail", ows__json_text(checks[i].detail));
 		if (c && partial)
 			json_object_set_new(c, "partial", json_true());
 		json_array_append_new(arr, c);
@@ -74,7 +74,7 @@ static json_t *folders_json(const ows_policy *p)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < p->nfolders; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s}", "path", p->folders[i].path,
+		json_array_append_new(a, json_pack("{s:o, s:s}", "path", ows__json_text(p->folders[i].path),
 						   "access",
 						   p->folders[i].access == OWS_ACCESS_RW ? "rw" : "ro"));
 	return a;
@@ -88,7 +88,7 @@ static json_t *take_guarded(ows_session *s, ows__strv *what)
 	ows__session_lock(s);
 	if (what->len && (a = json_array()))
 		for (size_t i = 0; i < what->len; i++)
-			json_array_append_new(a, json_string(what->v[i]));
+			json_array_append_new(a, ows__json_text(what->v[i]));
 	ows__strv_free(what);
 	ows__session_unlock(s);
 	return a;
@@ -192,10 +192,10 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 		s->deadline_ms = ows__now_ms() + (int64_t)policy->limit[OWS_LIMIT_WALL_SECONDS] * 1000;
 	}
 	ows__audit_emit(&s->audit, "open",
-			json_pack("{s:s, s:s, s:s, s:o*, s:o, s:s, s:s?}", "provider", s->ops->name,
+			json_pack("{s:s, s:s, s:s, s:o*, s:o, s:o, s:s?}", "provider", s->ops->name,
 				  "network", ows__net_name(s->net), "enforcement", s->enforcement,
 				  "partial", partial_json(s), "folders", folders_json(policy),
-				  "private_dir", s->private_dir, "shared", s->agent_text));
+				  "private_dir", ows__json_text(s->private_dir), "shared", s->agent_text));
 	json_t *pj = json_loads(s->proof_json ? s->proof_json : "{}", 0, NULL);
 	ows__audit_emit(&s->audit, "proof", pj);
 	/* From here on its calls find it live, from any thread (lib/handles.c). */
@@ -398,18 +398,18 @@ static int spawn_in(ows_session *s, const char *const argv[], const ows_spawn_op
 
 	json_t *args = json_array();
 	for (size_t i = 0; args && argv[i]; i++)
-		json_array_append_new(args, json_string(argv[i]));
+		json_array_append_new(args, ows__json_text(argv[i]));
 	if (rc < 0) {
 		ows__audit_emit(&s->audit, "spawn",
-				json_pack("{s:o, s:s, s:s, s:s, s:o*, s:b, s:s}", "argv", args, "cwd",
-					  cwd, "provider", s->ops->name, "enforcement", s->enforcement,
+				json_pack("{s:o, s:o, s:s, s:s, s:o*, s:b, s:s}", "argv", args, "cwd",
+					  ows__json_text(cwd), "provider", s->ops->name, "enforcement", s->enforcement,
 					  "partial", partial_json(s), "started", 0, "error",
 					  err ? err->what : ows_err_name(rc)));
 		ows_proc_free(p);
 		return rc;
 	}
 	ows__audit_emit(&s->audit, "spawn",
-			json_pack("{s:o, s:s, s:s, s:s, s:o*, s:b, s:i}", "argv", args, "cwd", cwd,
+			json_pack("{s:o, s:o, s:s, s:s, s:o*, s:b, s:i}", "argv", args, "cwd", ows__json_text(cwd),
 				  "provider", s->ops->name, "enforcement", s->enforcement,
 				  "partial", partial_json(s), "started", 1, "proc", (int)p->id));
 	*out = p;

@@ -71,9 +71,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "linux/acl.h"
 #include "linux/cgroup.h"
 #include "linux/init.h"
 #include "linux/launch.h"
@@ -132,6 +134,7 @@ static struct conf conf;
 static struct request rq;
 static uid_t caller;      /* the real ids the kernel gave us at exec */
 static gid_t caller_gid;
+static mode_t caller_umask; /* the caller's, as the kernel gave it at exec */
 
 /* ------------------------------------------------------------ refusals */
 
@@ -142,8 +145,10 @@ static __attribute__((noreturn)) void refuse(const char *what, const char *arg, 
 	ows__buf_add(m.text, sizeof(m.text), "launcher: ");
 	ows__buf_add(m.text, sizeof(m.text), what);
 	if (arg) {
+		/* A path the caller, or an agent's link, chose: written out, never raw. */
+		char shown[sizeof(m.text)];
 		ows__buf_add(m.text, sizeof(m.text), " ");
-		ows__buf_add(m.text, sizeof(m.text), arg);
+		ows__buf_add(m.text, sizeof(m.text), ows_text_escape(shown, sizeof(shown), arg));
 	}
 	int type = 0;
 	socklen_t len = sizeof(type);
@@ -655,6 +660,82 @@ static char **list_names(int dirfd)
 
 #define HAND_BACK_DEPTH 4000
 
+/* One node's ACL at a time: hand_back runs single-threaded, after the session. */
+static unsigned char xa_buf[XA_SIZE];
+static acl xa_acl;
+
+/* What a folder passes on to what is made in it: its default ACL's entries. */
+typedef struct inherit {
+	acl_ent *e;
+	int n;
+} inherit;
+
+/* Reads one ACL of the inode `proc` names into xa_acl: 1, or 0 when it has none, or -1
+ * when it cannot be read or understood (then it is left as it is). */
+static int acl_read(const char *proc, const char *name)
+{
+	ssize_t len = getxattr(proc, name, xa_buf, sizeof(xa_buf));
+	if (len < 0)
+		return errno == ENODATA ? 0 : -1;
+	return ows__acl_parse(xa_buf, (size_t)len, &xa_acl) ? 1 : -1;
+}
+
+static void acl_write(const char *proc, const char *name)
+{
+	size_t len = ows__acl_encode(&xa_acl, xa_buf);
+	(void)!setxattr(proc, name, xa_buf, len, 0);
+}
+
+/* What the folder `proc` passes on: its default ACL, copied (none for a file). */
+static void inherit_of(const char *proc, const struct stat *st, inherit *out)
+{
+	out->e = NULL;
+	out->n = 0;
+	if (!S_ISDIR(st->st_mode) || acl_read(proc, XA_DEFAULT) != 1 || xa_acl.n == 0)
+		return;
+	/* Out of memory, the folder passes nothing on: its children keep less, never more. */
+	if ((out->e = malloc((size_t)xa_acl.n * sizeof(acl_ent)))) {
+		memcpy(out->e, xa_acl.e, (size_t)xa_acl.n * sizeof(acl_ent));
+		out->n = xa_acl.n;
+	}
+}
+
+/*
+ * A node the account made, now the caller's: of its ACLs and mode it keeps
+ * what ows__acl_settle_handback() allows, given `in`, what its folder passes
+ * on; a folder's own default ACL is settled the same way, and stays open to
+ * its owner (u+rx), or the revoke could not walk below it.  What the node
+ * passes on in turn is left in `out` (caller frees out->e).
+ */
+static void settle_agents(int fd, const struct stat *st, uid_t account, const inherit *in, inherit *out)
+{
+	char proc[40];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	out->e = NULL;
+	out->n = 0;
+	if (S_ISLNK(st->st_mode))
+		return; /* no ACL, and /proc/self/fd/N would lead through it */
+	int r = acl_read(proc, XA_ACCESS);
+	if (r == 0)
+		ows__acl_from_mode(&xa_acl, st->st_mode);
+	if (r < 0 && S_ISDIR(st->st_mode) && (st->st_mode & 0500) != 0500)
+		(void)!chmod(proc, (st->st_mode & 07777) | 0500);
+	if (r >= 0) {
+		bool changed = ows__acl_settle_handback(&xa_acl, in->e, in->n, caller_umask, account, caller);
+		int ui = ows__acl_find(&xa_acl, TAG_USER_OBJ, NO_ID);
+		if (S_ISDIR(st->st_mode) && ui >= 0 && (xa_acl.e[ui].perm & 5) != 5) {
+			xa_acl.e[ui].perm |= 5;
+			changed = true;
+		}
+		if (changed)
+			acl_write(proc, XA_ACCESS); /* an ACL that is a plain mode is a chmod */
+	}
+	if (S_ISDIR(st->st_mode) && acl_read(proc, XA_DEFAULT) == 1 &&
+	    ows__acl_settle_handback(&xa_acl, in->e, in->n, caller_umask, account, caller))
+		acl_write(proc, XA_DEFAULT);
+	inherit_of(proc, st, out);
+}
+
 /*
  * What the account made in a read-write folder becomes the caller's once the
  * session has ended: the person owns their project again (they may change
@@ -663,12 +744,12 @@ static char **list_names(int dirfd)
  * Run after init and every process of the session are gone.  Never follows a
  * link or leaves the folder's file system.  A file with several links is
  * handed back too: its other names are in this folder as well, since the
- * sandbox's folders are mounts of their own and a link never crosses one.  A
- * folder the account closed to its owner is opened to the person again
- * (u+rx), or their revoke could not walk below it.  Folders deeper than
+ * sandbox's folders are mounts of their own and a link never crosses one.
+ * What the account set on its nodes for others goes with it (settle_agents):
+ * `in` is what the folder passes on to them.  Folders deeper than
  * HAND_BACK_DEPTH stay the account's.
  */
-static void hand_back(int dirfd, dev_t dev, uid_t account, int depth)
+static void hand_back(int dirfd, dev_t dev, uid_t account, const inherit *in, int depth)
 {
 	char **names = list_names(dirfd);
 	for (size_t i = 0; names && names[i]; i++) {
@@ -680,22 +761,24 @@ static void hand_back(int dirfd, dev_t dev, uid_t account, int depth)
 			close(fd);
 			continue;
 		}
+		char proc[40];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		inherit sub_in;
 		/* What cannot be handed back stays the account's, as before. */
-		if (st.st_uid == account && fchownat(fd, "", caller, caller_gid, AT_EMPTY_PATH) == 0 &&
-		    S_ISDIR(st.st_mode) && (st.st_mode & 0500) != 0500) {
-			char proc[40];
-			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-			(void)!chmod(proc, (st.st_mode & 07777) | 0500);
-		}
+		if (st.st_uid == account && fchownat(fd, "", caller, caller_gid, AT_EMPTY_PATH) == 0)
+			settle_agents(fd, &st, account, in, &sub_in);
+		else
+			inherit_of(proc, &st, &sub_in);
 		if (S_ISDIR(st.st_mode) && depth < HAND_BACK_DEPTH) {
 			int sub = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			struct stat again;
 			if (sub >= 0 && fstat(sub, &again) == 0 && again.st_ino == st.st_ino &&
 			    again.st_dev == dev)
-				hand_back(sub, dev, account, depth + 1);
+				hand_back(sub, dev, account, &sub_in, depth + 1);
 			if (sub >= 0)
 				close(sub);
 		}
+		free(sub_in.e);
 		close(fd);
 	}
 	for (size_t i = 0; names && names[i]; i++)
@@ -780,8 +863,14 @@ static __attribute__((noreturn)) void session(void)
 	struct rlimit nofile = {HAND_BACK_DEPTH + 64, HAND_BACK_DEPTH + 64};
 	(void)setrlimit(RLIMIT_NOFILE, &nofile);
 	for (int i = 0; i < rq.nfolders; i++) {
-		if (rq.folders[i].rw && caller != 0)
-			hand_back(rq.folders[i].fd, rq.folders[i].st.st_dev, uid, 0);
+		if (rq.folders[i].rw && caller != 0) {
+			char proc[40];
+			inherit top;
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", rq.folders[i].fd);
+			inherit_of(proc, &rq.folders[i].st, &top);
+			hand_back(rq.folders[i].fd, rq.folders[i].st.st_dev, uid, &top, 0);
+			free(top.e);
+		}
 		close(rq.folders[i].fd);
 	}
 	int rc = ows__rmtree_at(sb, rq.id) == 0 ? 0 : 1;
@@ -802,7 +891,7 @@ int main(int argc, char **argv)
 	syscall(SYS_close_range, 4, ~0U, 0);
 	if (clearenv() != 0)
 		_exit(126);
-	umask(022);
+	caller_umask = umask(022);
 	/* Dispositions the caller ignored would otherwise pass to init and its commands. */
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	for (int sig = 1; sig < _NSIG; sig++)

@@ -25,7 +25,13 @@
 #define TAG_OTHER 0x20
 #define NO_ID 0xffffffffU
 
-#define ACL_MAX 128
+/*
+ * The kernel's limit: an xattr value holds at most XATTR_SIZE_MAX (64 KiB)
+ * bytes, a 4-byte header and 8 bytes an entry.  ext4 fits about 500 entries
+ * in a block, XFS and tmpfs many more; a reader that takes fewer fails on a
+ * file the agent can make, and every later grant and revoke with it.
+ */
+#define ACL_MAX ((65536 - 4) / 8)
 #define XA_SIZE (4 + 8 * ACL_MAX)
 
 typedef struct acl_ent {
@@ -48,7 +54,16 @@ OWS__HIDDEN bool ows__acl_set(acl *a, uint16_t tag, uint32_t id, uint16_t perm);
 OWS__HIDDEN void ows__acl_del(acl *a, int i);
 OWS__HIDDEN bool ows__acl_has_named(const acl *a);
 OWS__HIDDEN uint16_t ows__acl_union(const acl *a);
+OWS__HIDDEN void ows__acl_copy(acl *dst, const acl *src);
 OWS__HIDDEN bool ows__acl_eq(const acl *x, const acl *y);
+OWS__HIDDEN bool ows__acl_settle_handback(acl *a, const acl_ent *inh, int ninh, mode_t person_umask, uint32_t acct,
+					  uint32_t person);
+
+/* A walker's room for one node's ACLs (about 260 KiB): on the heap, one per thread. */
+typedef struct acl_scratch {
+	unsigned char buf[XA_SIZE];
+	acl cur, next, access;
+} acl_scratch;
 
 enum { T_NONE = 0, T_TRAVERSE = 1, T_RO = 2, T_RW = 3 };
 
@@ -72,6 +87,7 @@ typedef struct walk {
 	int jfd;              /* journal to write P records to before a change (grant), or -1 */
 	ows__strv *handover;  /* P records of nodes others keep (revoke), or NULL */
 	dev_t dev;            /* the tree's filesystem */
+	acl_scratch *tmp;     /* this walker's own */
 	char path[8192];
 	size_t len;
 	unsigned long changed, skipped;

@@ -114,7 +114,75 @@ uint16_t ows__acl_union(const acl *a)
 	return m;
 }
 
+/* Copies the entries in use only: an acl is 64 KiB, most hold a handful. */
+void ows__acl_copy(acl *dst, const acl *src)
+{
+	dst->n = src->n;
+	memcpy(dst->e, src->e, (size_t)src->n * sizeof(acl_ent));
+}
+
 bool ows__acl_eq(const acl *x, const acl *y)
 {
 	return x->n == y->n && memcmp(x->e, y->e, (size_t)x->n * sizeof(acl_ent)) == 0;
+}
+
+static int inherit_find(const acl_ent *inh, int ninh, uint16_t tag, uint32_t id)
+{
+	for (int i = 0; i < ninh; i++)
+		if (inh[i].tag == tag && inh[i].id == id)
+			return i;
+	return -1;
+}
+
+/*
+ * What an ACL of a node the account made may keep once the node is handed
+ * back to the person (the launcher, at close; the person's revoke follows):
+ *
+ *  - an entry naming another user or group only as far as `inh`, the
+ *    default ACL the node would have inherited from the person (that of
+ *    the nearest folder above that is the person's, or of an agent-made
+ *    folder as settled here), gives the same entry, with at most its bits;
+ *    so a default entry the agent planted for someone else is gone and
+ *    with it what the person's later files there would inherit;
+ *  - the owner's, group's, mask's and others' bits less what `person_umask`
+ *    clears: a chmod 777 or an `o::rwx` default of the agent's
+ *    opens nothing the person's own file would not;
+ *  - the entries naming `acct` and `person` as they are: the revoke takes
+ *    the account's and settles the rest (acl_walk.c, settle_unlisted);
+ *  - a mask with nothing named left is folded into the group's entry, so
+ *    that the ACL is the plain mode it says.
+ *
+ * True when anything changed.
+ */
+bool ows__acl_settle_handback(acl *a, const acl_ent *inh, int ninh, mode_t person_umask, uint32_t acct,
+			      uint32_t person)
+{
+	bool changed = false;
+	for (int i = a->n; i-- > 0;) {
+		acl_ent *e = &a->e[i];
+		uint16_t keep = 7;
+		if (e->tag == TAG_USER_OBJ)
+			keep = (uint16_t)(~person_umask >> 6 & 7);
+		else if (e->tag == TAG_GROUP_OBJ || e->tag == TAG_MASK)
+			keep = (uint16_t)(~person_umask >> 3 & 7);
+		else if (e->tag == TAG_OTHER)
+			keep = (uint16_t)(~person_umask & 7);
+		else if (e->tag == TAG_USER && (e->id == acct || e->id == person))
+			keep = 7;
+		else if (inherit_find(inh, ninh, e->tag, e->id) < 0) {
+			ows__acl_del(a, i);
+			changed = true;
+			continue;
+		} else
+			keep = inh[inherit_find(inh, ninh, e->tag, e->id)].perm;
+		changed |= (e->perm & ~keep) != 0;
+		e->perm &= keep;
+	}
+	int mi = ows__acl_find(a, TAG_MASK, NO_ID), gi = ows__acl_find(a, TAG_GROUP_OBJ, NO_ID);
+	if (mi >= 0 && gi >= 0 && !ows__acl_has_named(a)) {
+		a->e[gi].perm &= a->e[mi].perm;
+		ows__acl_del(a, mi);
+		changed = true;
+	}
+	return changed;
 }

@@ -193,56 +193,73 @@ static void settle_unlisted(acl *a, uint32_t owner_entry)
 	ows__acl_del(a, mi);
 }
 
+/*
+ * A grant on a node whose ACL has no room for our entry (ext4 holds about
+ * 500 in a block, the kernel 8191) leaves that node as it is: the account
+ * cannot reach it, so the wall stays closed there, and the rest of the
+ * folder is granted; refusing every session over the folder for one file
+ * would leave the person nothing but to remove it by hand.  A revoke only
+ * takes entries away and never runs out of room.
+ */
+static bool skip_if_full(walk *w, int e)
+{
+	if (w->own == T_NONE || (e != ENOSPC && e != E2BIG))
+		return false;
+	w->skipped++;
+	return true;
+}
+
 static void apply_access(walk *w, const node *n, int target)
 {
-	unsigned char buf[XA_SIZE];
-	acl cur, next;
-	ssize_t len = node_get(n, XA_ACCESS, buf, sizeof(buf));
+	unsigned char *buf = w->tmp->buf;
+	acl *cur = &w->tmp->cur, *next = &w->tmp->next;
+	ssize_t len = node_get(n, XA_ACCESS, buf, XA_SIZE);
 	bool had = len >= 0;
 	if (len < 0) {
 		if (errno != ENODATA) {
 			walk_fail(w, errno, "cannot read the ACL");
 			return;
 		}
-		ows__acl_from_mode(&cur, n->mode);
-	} else if (!ows__acl_parse(buf, (size_t)len, &cur)) {
+		ows__acl_from_mode(cur, n->mode);
+	} else if (!ows__acl_parse(buf, (size_t)len, cur)) {
 		walk_fail(w, EINVAL, "cannot understand the ACL");
 		return;
 	}
-	next = cur;
+	ows__acl_copy(next, cur);
 	int perm = perm_of(target, n);
-	int i = ows__acl_find(&next, TAG_USER, w->acct);
+	int i = ows__acl_find(next, TAG_USER, w->acct);
 	if (perm >= 0) {
-		if (i < 0 && had && !record_pre(w, n, 'a', &cur, false))
+		if (i < 0 && had && !record_pre(w, n, 'a', cur, false))
 			return;
-		if (!ows__acl_set(&next, TAG_USER, w->acct, (uint16_t)perm)) {
-			walk_fail(w, ENOSPC, "the ACL is full");
+		if (!ows__acl_set(next, TAG_USER, w->acct, (uint16_t)perm)) {
+			if (!skip_if_full(w, ENOSPC))
+				walk_fail(w, ENOSPC, "the ACL is full");
 			return;
 		}
-		int mi = ows__acl_find(&next, TAG_MASK, NO_ID);
+		int mi = ows__acl_find(next, TAG_MASK, NO_ID);
 		if (mi < 0)
-			ows__acl_set(&next, TAG_MASK, NO_ID, ows__acl_union(&next));
+			ows__acl_set(next, TAG_MASK, NO_ID, ows__acl_union(next));
 		else
-			next.e[mi].perm |= (uint16_t)perm;
+			next->e[mi].perm |= (uint16_t)perm;
 		if (w->own == T_NONE && i >= 0)
 			handover(w, n, 'a');
 	} else {
 		const ows__jpre *p = ows__jstate_find_pre(w->pre, 'a', n->dev, n->ino, w->acct);
 		uint32_t owner = n->uid == w->person && w->person != w->acct ? w->person : NO_ID;
 		if (i >= 0)
-			ows__acl_del(&next, i);
+			ows__acl_del(next, i);
 		if (p && i >= 0)
-			restore_mask(&next, p);
-		else if (!p && (i >= 0 || (owner != NO_ID && ows__acl_find(&next, TAG_USER, owner) >= 0)))
-			settle_unlisted(&next, owner);
+			restore_mask(next, p);
+		else if (!p && (i >= 0 || (owner != NO_ID && ows__acl_find(next, TAG_USER, owner) >= 0)))
+			settle_unlisted(next, owner);
 	}
-	if (ows__acl_eq(&cur, &next))
+	if (ows__acl_eq(cur, next))
 		return;
-	size_t out = ows__acl_encode(&next, buf);
+	size_t out = ows__acl_encode(next, buf);
 	if (node_set(n, XA_ACCESS, buf, out) != 0) {
 		if (errno == EPERM)
 			w->skipped++;
-		else
+		else if (!skip_if_full(w, errno))
 			walk_fail(w, errno, "cannot set the ACL");
 		return;
 	}
@@ -251,53 +268,50 @@ static void apply_access(walk *w, const node *n, int target)
 
 static void apply_default(walk *w, const node *n, int target)
 {
-	unsigned char buf[XA_SIZE];
-	acl cur, next;
-	ssize_t len = node_get(n, XA_DEFAULT, buf, sizeof(buf));
+	unsigned char *buf = w->tmp->buf;
+	acl *cur = &w->tmp->cur, *next = &w->tmp->next;
+	ssize_t len = node_get(n, XA_DEFAULT, buf, XA_SIZE);
 	bool had = len >= 0;
 	if (len < 0) {
 		if (errno != ENODATA) {
 			walk_fail(w, errno, "cannot read the default ACL");
 			return;
 		}
-		cur.n = 0;
-	} else if (!ows__acl_parse(buf, (size_t)len, &cur)) {
+		cur->n = 0;
+	} else if (!ows__acl_parse(buf, (size_t)len, cur)) {
 		walk_fail(w, EINVAL, "cannot understand the default ACL");
 		return;
 	}
-	next = cur;
-	int i = ows__acl_find(&next, TAG_USER, w->acct);
+	ows__acl_copy(next, cur);
+	int i = ows__acl_find(next, TAG_USER, w->acct);
 	bool person = w->person != w->acct;
 	if (target == T_RW) {
 		if (!had) {
 			/* A fresh default ACL starts from the folder's own bits, as setfacl does. */
-			acl access;
-			unsigned char abuf[XA_SIZE];
-			ssize_t alen = node_get(n, XA_ACCESS, abuf, sizeof(abuf));
-			if (alen < 0 || !ows__acl_parse(abuf, (size_t)alen, &access))
-				ows__acl_from_mode(&access, n->mode);
-			next.n = 0;
-			ows__acl_set(&next, TAG_USER_OBJ, NO_ID, (uint16_t)ows__acl_perm(&access, TAG_USER_OBJ));
-			ows__acl_set(&next, TAG_GROUP_OBJ, NO_ID, (uint16_t)ows__acl_perm(&access, TAG_GROUP_OBJ));
-			ows__acl_set(&next, TAG_OTHER, NO_ID, (uint16_t)ows__acl_perm(&access, TAG_OTHER));
+			acl *access = &w->tmp->access;
+			ssize_t alen = node_get(n, XA_ACCESS, buf, XA_SIZE); /* cur is parsed: buf is free */
+			if (alen < 0 || !ows__acl_parse(buf, (size_t)alen, access))
+				ows__acl_from_mode(access, n->mode);
+			next->n = 0;
+			ows__acl_set(next, TAG_USER_OBJ, NO_ID, (uint16_t)ows__acl_perm(access, TAG_USER_OBJ));
+			ows__acl_set(next, TAG_GROUP_OBJ, NO_ID, (uint16_t)ows__acl_perm(access, TAG_GROUP_OBJ));
+			ows__acl_set(next, TAG_OTHER, NO_ID, (uint16_t)ows__acl_perm(access, TAG_OTHER));
 		} else if (i < 0) {
-			bool added = person && ows__acl_find(&cur, TAG_USER, w->person) < 0;
-			if (!record_pre(w, n, 'd', &cur, added))
+			bool added = person && ows__acl_find(cur, TAG_USER, w->person) < 0;
+			if (!record_pre(w, n, 'd', cur, added))
 				return;
 		}
-		if (i < 0 && person && !ows__acl_set(&next, TAG_USER, w->person, 7)) {
-			walk_fail(w, ENOSPC, "the default ACL is full");
+		if ((i < 0 && person && !ows__acl_set(next, TAG_USER, w->person, 7)) ||
+		    !ows__acl_set(next, TAG_USER, w->acct, 7)) {
+			if (!skip_if_full(w, ENOSPC))
+				walk_fail(w, ENOSPC, "the default ACL is full");
 			return;
 		}
-		if (!ows__acl_set(&next, TAG_USER, w->acct, 7)) {
-			walk_fail(w, ENOSPC, "the default ACL is full");
-			return;
-		}
-		int mi = ows__acl_find(&next, TAG_MASK, NO_ID);
+		int mi = ows__acl_find(next, TAG_MASK, NO_ID);
 		if (mi < 0)
-			ows__acl_set(&next, TAG_MASK, NO_ID, ows__acl_union(&next));
+			ows__acl_set(next, TAG_MASK, NO_ID, ows__acl_union(next));
 		else
-			next.e[mi].perm = 7;
+			next->e[mi].perm = 7;
 		if (w->own == T_NONE && i >= 0)
 			handover(w, n, 'd');
 	} else if (i >= 0) {
@@ -307,33 +321,33 @@ static void apply_default(walk *w, const node *n, int target)
 		 * inheritance) the person's entry goes with the account's: else
 		 * what is made there later keeps inheriting from us.
 		 */
-		ows__acl_del(&next, i);
+		ows__acl_del(next, i);
 		const ows__jpre *p = ows__jstate_find_pre(w->pre, 'd', n->dev, n->ino, w->acct);
-		int pi = person ? ows__acl_find(&next, TAG_USER, w->person) : -1;
+		int pi = person ? ows__acl_find(next, TAG_USER, w->person) : -1;
 		if (pi >= 0 && (!p || p->person_added))
-			ows__acl_del(&next, pi);
-		restore_mask(&next, p);
-		int mi = ows__acl_find(&next, TAG_MASK, NO_ID);
-		if (!p && !ows__acl_has_named(&next))
-			next.n = 0; /* there was no default ACL before us */
+			ows__acl_del(next, pi);
+		restore_mask(next, p);
+		int mi = ows__acl_find(next, TAG_MASK, NO_ID);
+		if (!p && !ows__acl_has_named(next))
+			next->n = 0; /* there was no default ACL before us */
 		else if (!p && mi >= 0)
-			next.e[mi].perm = ows__acl_union(&next); /* ours was rwx: what setfacl would compute */
+			next->e[mi].perm = ows__acl_union(next); /* ours was rwx: what setfacl would compute */
 	}
-	if (ows__acl_eq(&cur, &next))
+	if (ows__acl_eq(cur, next))
 		return;
 	int rc;
-	if (next.n == 0) {
+	if (next->n == 0) {
 		rc = node_remove(n, XA_DEFAULT);
 		if (rc != 0 && errno == ENODATA)
 			rc = 0;
 	} else {
-		size_t out = ows__acl_encode(&next, buf);
+		size_t out = ows__acl_encode(next, buf);
 		rc = node_set(n, XA_DEFAULT, buf, out);
 	}
 	if (rc != 0) {
 		if (errno == EPERM)
 			w->skipped++;
-		else
+		else if (!skip_if_full(w, errno))
 			walk_fail(w, errno, "cannot set the default ACL");
 		return;
 	}
@@ -631,12 +645,18 @@ static void walk_tree(walk *w, int rootfd)
 	for (int i = 0; i < nthreads; i++) {
 		ks[i].q = &q;
 		ks[i].w = *w;
+		if (!(ks[i].w.tmp = malloc(sizeof(acl_scratch)))) {
+			nthreads = i; /* the walkers that have their room do the work */
+			break;
+		}
 		ks[i].w.changed = ks[i].w.skipped = 0;
 		ks[i].w.sys_errno = 0;
 		ks[i].w.handover = w->handover ? &ks[i].handover : NULL;
 		ks[i].root = root;
 		ks[i].rootlen = strlen(root);
 	}
+	if (nthreads == 0)
+		w->failed_oom = true;
 	/* Signals stay with the calling thread: workers block them all. */
 	sigset_t all, old;
 	sigfillset(&all);
@@ -644,7 +664,8 @@ static void walk_tree(walk *w, int rootfd)
 	for (int i = 1; i < nthreads; i++)
 		started[i] = pthread_create(&tids[i], NULL, worker_main, &ks[i]) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	worker_main(&ks[0]);
+	if (nthreads > 0)
+		worker_main(&ks[0]);
 	for (int i = 1; i < nthreads; i++)
 		if (started[i])
 			pthread_join(tids[i], NULL);
@@ -662,6 +683,7 @@ static void walk_tree(walk *w, int rootfd)
 			if (ows__strv_push(w->handover, ks[i].handover.v[j], NULL) < 0)
 				w->failed_oom = true;
 		ows__strv_free(&ks[i].handover);
+		free(k->tmp);
 	}
 	for (size_t i = 0; i < q.n; i++)
 		free(q.v[i]);
@@ -693,7 +715,7 @@ bool ows__acl_path_is_clean(const char *p)
  * Applies the walk to `path` and its tree, then to the folders from `home`
  * down to path's parent (the traverse chain).  Never follows a link.
  */
-int ows__acl_walk_grant(walk *w, const char *path, const char *home, ows_error *err)
+static int walk_grant(walk *w, const char *path, const char *home, ows_error *err)
 {
 	node root = {.fd = -1, .pathfd = -1};
 	root.pathfd = (int)ows__acl_openat2(AT_FDCWD, path, O_PATH | O_CLOEXEC | O_NOFOLLOW, RESOLVE_NO_SYMLINKS);
@@ -769,4 +791,16 @@ int ows__acl_walk_grant(walk *w, const char *path, const char *home, ows_error *
 		return ows__fail_sys(err, w->fail_where, NULL, "%s", w->fail_what);
 	}
 	return 0;
+}
+
+/* The same, in a walker's room of its own (see acl_scratch). */
+int ows__acl_walk_grant(walk *w, const char *path, const char *home, ows_error *err)
+{
+	w->tmp = malloc(sizeof(*w->tmp));
+	if (!w->tmp)
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	int rc = walk_grant(w, path, home, err);
+	free(w->tmp);
+	w->tmp = NULL;
+	return rc;
 }

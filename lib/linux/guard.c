@@ -911,6 +911,19 @@ static int open_parent(const char *path, const char **leaf)
 #endif
 }
 
+/* One line of the moved-aside list, which the person reads: the names in it are the
+ * agent's, so it holds them escaped (ows_text_escape). */
+static int push_shown(ows__strv *moved, ows_error *err, const char *raw)
+{
+	size_t cap = 4 * strlen(raw) + 1;
+	char *shown = malloc(cap);
+	if (!shown)
+		return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+	int rc = ows__strv_push(moved, ows_text_escape(shown, cap, raw), err);
+	free(shown);
+	return rc;
+}
+
 /*
  * Renames `leaf` in `dir` to LEAF.owsbx-moved-TAG (or -N beside earlier
  * ones) and appends the new path to `moved`; a failure is appended too,
@@ -925,13 +938,21 @@ static int move_leaf(int dir, const char *path, const char *leaf, const char *ta
 				 : snprintf(aside, sizeof(aside), "%s.owsbx-moved-%.8s-%d", leaf, tag, n);
 		if (len <= 0 || (size_t)len >= sizeof(aside))
 			break;
+		char *line = NULL;
 		if (rename_noreplace(dir, leaf, aside) == 0)
-			return ows__strv_pushf(moved, err, "%.*s%s", (int)(leaf - path), path, aside);
-		if (errno != EEXIST)
-			return ows__strv_pushf(moved, err, "%s (not moved aside: %s)", path,
-					       strerror(errno));
+			line = ows__asprintf(err, "%.*s%s", (int)(leaf - path), path, aside);
+		else if (errno != EEXIST)
+			line = ows__asprintf(err, "%s (not moved aside: %s)", path, strerror(errno));
+		else
+			continue;
+		int rc = line ? push_shown(moved, err, line) : OWS_ENOMEM;
+		free(line);
+		return rc;
 	}
-	return ows__strv_pushf(moved, err, "%s (not moved aside: no free name)", path);
+	char *line = ows__asprintf(err, "%s (not moved aside: no free name)", path);
+	int rc = line ? push_shown(moved, err, line) : OWS_ENOMEM;
+	free(line);
+	return rc;
 }
 
 static int move_aside(const char *path, const char *tag, ows__strv *moved, ows_error *err)
