@@ -77,6 +77,7 @@
 #include "linux/cgroup.h"
 #include "linux/init.h"
 #include "linux/launch.h"
+#include "linux/limits_plan.h"
 #include "linux/view.h"
 
 #define ID_LEN OWS_LAUNCH_ID_LEN
@@ -619,7 +620,7 @@ static void plan_caps(void)
 						      sizeof(limit_paths[i])) == 0)
 			plan.limit_files[plan.nlimit_files++] =
 				(struct ows__limit_file){caps[i].what, limit_paths[i], want[i]};
-	plan.oom_score_adj = 1000;
+	plan.oom_score_adj = OWS__OOM_SCORE_ADJ;
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	plan.tmpfs_bytes = rq.tmpfs_mb ? (uint64_t)rq.tmpfs_mb << 20
 			 : (uint64_t)(pages > 0 ? pages : 1 << 20) * (uint64_t)page / 4;
