@@ -17,7 +17,8 @@
 # The default caps (lib/linux/limits_plan.c) and what presses on them:
 #   DEFAULT_PROCESSES, RAM (bytes), DEFAULT_MEMORY (half of it), DEFAULT_TMPFS (a quarter)
 #   limits_hog_build DIR UID:GID  builds test/sh/limits_hog.c into DIR (the person's), or fails
-#   near GOT WANT    succeeds when GOT is WANT within a page (the kernel rounds to pages)
+#   near GOT WANT [BY]  succeeds when GOT is WANT within BY bytes (default a page: the kernel
+#                    rounds to pages; the launcher takes MiB)
 #   DEFAULT_SHOW     a shell program printing, one a line: "nproc N" (ulimit -u), "oom N",
 #                    "oom_lowered yes|no" (after trying to write 0), "size DIR BYTES INODES"
 #                    for /tmp, /dev/shm and $TMPDIR
@@ -140,7 +141,7 @@ limits_hog_build() {
 }
 near() {
 	[ -n "$1" ] && [ "$1" -eq "$1" ] 2>/dev/null || return 1
-	[ $(($1 > $2 ? $1 - $2 : $2 - $1)) -le 4096 ]
+	[ $(($1 > $2 ? $1 - $2 : $2 - $1)) -le "${3:-4096}" ]
 }
 DEFAULT_SHOW='echo "nproc $(ulimit -u)"; echo "oom $(cat /proc/self/oom_score_adj)"
 if (echo 0 >/proc/self/oom_score_adj) 2>/dev/null; then echo "oom_lowered yes"; else echo "oom_lowered no"; fi

@@ -95,16 +95,16 @@ for mode in none allowlist open; do
 	check "default, $mode: processes capped at $DEFAULT_PROCESSES (pids.max)" grep -qxE "pids v[12] $DEFAULT_PROCESSES" <<<"$out"
 	mem=$(awk '$1 == "mem" {print $3}' <<<"$out")
 	check "default, $mode: memory capped at half the machine's ($mem of $DEFAULT_MEMORY bytes)" \
-		near "${mem:-0}" "$DEFAULT_MEMORY"
+		near "${mem:-0}" "$DEFAULT_MEMORY" $((1 << 20))
 	check "default, $mode: oom_score_adj 1000: the OOM killer takes the sandbox first" \
 		grep -qx "oom 1000" <<<"$out"
 	check "default, $mode: ... and nothing inside lowers it" grep -qx "oom_lowered no" <<<"$out"
 	for d in /tmp /dev/shm; do
 		size=$(awk -v d="$d" '$1 == "size" && $2 == d {print $3; exit}' <<<"$out")
-		check "default, $mode: $d is a quarter of the memory ($size)" near "$size" "$DEFAULT_TMPFS"
+		check "default, $mode: $d is a quarter of the memory ($size)" near "$size" "$DEFAULT_TMPFS" $((1 << 20))
 	done
 	size=$(awk '$1 == "size" && $2 ~ /\/sandboxes\/[0-9a-f]+\/tmp$/ {print $3}' <<<"$out")
-	check "default, $mode: TMPDIR is a sized tmpfs, not the disk (${size:-none})" near "${size:-0}" "$DEFAULT_TMPFS"
+	check "default, $mode: TMPDIR is a sized tmpfs, not the disk (${size:-none})" near "${size:-0}" "$DEFAULT_TMPFS" $((1 << 20))
 	check "default, $mode: the proof read the caps back from inside" \
 		grep -q '"processes capped: pids.max .*"memory capped .*"memory file system sized /tmp' "$EV"
 done
