@@ -111,7 +111,11 @@ default_checks() { # label: after a DEFAULT_SHOW + show session
 		"$label: ... and the process cap"
 }
 NL=$'\n'
-for mode in none allowlist open; do
+# Where the kernel gives no user namespace every session runs in the host's namespaces: the
+# section without user namespaces below is then what holds.
+USERNS=yes
+as_user unshare -Ur true 2>/dev/null || USERNS=""
+for mode in ${USERNS:+none allowlist open}; do
 	as_user rm -f "$EV"
 	sbx run --net "$mode" --events "$EV" -- bash -c "$DEFAULT_SHOW; '$PY' -c \"\$1\" show" sh "$LIMITS_PY"
 	is "$SBX_RC" 0 "default, $mode: the session runs" || diag "$(sbx_diag)"
@@ -122,8 +126,12 @@ for mode in none allowlist open; do
 	else
 		like "$(grep '"event": \?"open"' "$EV")" '"promise": ?"limits.memory", ?"why": ?"no cgroup' \
 			"default, $mode: without a cgroup the memory cap is listed partial, with the reason"
-		like "$(grep '"event": \?"open"' "$EV")" '"enforcement": ?"full"' \
-			"default, $mode: ... and the wall's enforcement stays full"
+		if [ "$mode" = open ] && [ -n "$TU_OPEN_PARTIAL" ]; then
+			skip "open runs partial here anyway (no Landlock scopes): its enforcement says so"
+		else
+			like "$(grep '"event": \?"open"' "$EV")" '"enforcement": ?"full"' \
+				"default, $mode: ... and the wall's enforcement stays full"
+		fi
 	fi
 done
 
@@ -146,14 +154,20 @@ wait "$bomb_pid"
 sbx run -- /bin/true
 is "$SBX_RC" 0 "... and the next session opens"
 
+[ -n "$USERNS" ] || skip "this kernel gives the person no user namespace: a default session runs in the host's namespaces (checked below)" 30
+
 # The config's [limits] is the default of every session without limits of its own: set
 # small, a memory file system filler stops at it. (Each fills at most twice the size.)
 CFG=$HB/small.ini
 printf '[sandbox]\n%s\n[limits]\ntmpfs_mb = 64\n' "$TU_OPEN_PARTIAL" >"$CFG"
 chmod 0644 "$CFG"
-sbx run --config "$CFG" --ro "$HB" -- sh -c "'$HOG' fill /tmp/fill 128; '$HOG' fill /dev/shm/fill 128"
-like "$SBX_OUT" "^filled 6[34] ENOSPC" "[limits] tmpfs_mb = 64: a /tmp filler stops at 64 MiB ($(head -1 <<<"$SBX_OUT"))"
-like "$SBX_OUT" "${NL}filled 6[34] ENOSPC" "... and a /dev/shm filler ($(tail -1 <<<"$SBX_OUT"))"
+if [ -n "$USERNS" ]; then
+	sbx run --config "$CFG" --ro "$HB" -- sh -c "'$HOG' fill /tmp/fill 128; '$HOG' fill /dev/shm/fill 128"
+	like "$SBX_OUT" "^filled 6[34] ENOSPC" "[limits] tmpfs_mb = 64: a /tmp filler stops at 64 MiB ($(head -1 <<<"$SBX_OUT"))"
+	like "$SBX_OUT" "${NL}filled 6[34] ENOSPC" "... and a /dev/shm filler ($(tail -1 <<<"$SBX_OUT"))"
+else
+	skip "no user namespace: no /tmp or /dev/shm of the sandbox's own to fill" 2
+fi
 
 # Memory without a cgroup: not capped as a whole, but the OOM killer takes the sandbox's
 # processes before the person's. An outer memory cgroup of 640 MiB holds the host, a program
