@@ -79,6 +79,10 @@ limited_session() {
 sbx report
 like "$SBX_OUT" "limits.memory_processes_cpu .*landlock: unavailable" \
 	"report: landlock says why it has no cgroup for limits here"
+like "$SBX_OUT" "limits.default +partial +a session without limits of its own: $DEFAULT_PROCESSES processes \(landlock: RLIMIT_NPROC" \
+	"report: limits.default names the default caps and how landlock keeps them here"
+like "$SBX_OUT" "limits.default .*memory \(landlock: not capped as a whole" \
+	"report: ... and that memory is not capped as a whole without a cgroup"
 sbx run --policy "$W/limits.json" -- /bin/true
 is "$SBX_RC" 70 "no delegated cgroup: a session with limits is refused (exit 70)"
 like "$SBX_ERR" "^owsbx: the landlock provider cannot enforce the limits: " "... saying why"
