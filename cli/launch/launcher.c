@@ -85,7 +85,9 @@
 #define MAX_SOCKETS OWS_LAUNCH_MAX_SOCKETS
 #define MAX_GUARDED OWS_LAUNCH_MAX_GUARDED
 #define MAX_MASKS OWS_LAUNCH_MAX_MASKS
-#define MAX_ARGS (2 + 2 * (MAX_FOLDERS + MAX_SOCKETS + MAX_GUARDED + MAX_MASKS + 10))
+/* The repeatable options at their most, and the ten that come once (--account ... --tmpfs-mb)
+ * with room for two more. */
+#define MAX_ARGS (2 + 2 * (MAX_FOLDERS + MAX_SOCKETS + MAX_GUARDED + MAX_MASKS + 12))
 #define MAX_ARG_LEN OWS_LAUNCH_MAX_ARG
 
 struct conf {
