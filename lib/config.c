@@ -36,6 +36,12 @@
  *   [guard]
  *   protect = default, .tool-versions ; read-only in read-write folders (default: the built-in list)
  *
+ *   [limits]                     ; what a session whose policy sets none gets (lib/linux/limits.c)
+ *   memory_mb = 8192             ; default: half the machine's memory
+ *   processes = 4096             ; tasks (threads too); default 4096
+ *   tmpfs_mb = 4096              ; each of the sandbox's /tmp and /dev/shm; default a quarter
+ *                                ; of the machine's memory
+ *
  *   [account]
  *   closed_user = owsandbox-closed
  *   open_user = owsandbox-open
@@ -200,6 +206,31 @@ static int on_custom(struct load_ctx *ctx, const char *section, const char *name
 	return 0;
 }
 
+/* [limits]: a positive whole number of each. */
+static int on_limit(struct load_ctx *ctx, const char *name, const char *value)
+{
+	static const struct { const char *key; size_t off; unsigned long long max; } keys[] = {
+		{"memory_mb", offsetof(ows_config, default_memory_mb), 1ull << 30},
+		{"processes", offsetof(ows_config, default_processes), 1ull << 22},
+		{"tmpfs_mb", offsetof(ows_config, default_tmpfs_mb), 1ull << 30},
+	};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(keys); i++) {
+		if (strcmp(name, keys[i].key) != 0)
+			continue;
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(value, &end, 10);
+		if (errno || end == value || *end || value[0] == '-' || v == 0 || v > keys[i].max)
+			return bad_value(ctx, name, value, "give a positive whole number");
+		*(uint64_t *)((char *)ctx->config + keys[i].off) = v;
+		return 1;
+	}
+	ctx->failed = ows__fail(ctx->err, OWS_ECONFIG, 0, ctx->config->path,
+				"[limits] has memory_mb, processes and tmpfs_mb",
+				"unknown setting [limits] %s", name);
+	return 0;
+}
+
 static int on_entry(void *user, const char *section, const char *name, const char *value)
 {
 	struct load_ctx *ctx = user;
@@ -249,6 +280,8 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 	} else if (strcmp(section, "toolchains") == 0) {
 		if (strcmp(name, "enable") == 0 || strcmp(name, "add") == 0)
 			return add_list(ctx, &c->toolchains, value);
+	} else if (strcmp(section, "limits") == 0) {
+		return on_limit(ctx, name, value);
 	} else if (strcmp(section, "guard") == 0) {
 		if (strcmp(name, "protect") == 0) {
 			/* The key replaces the built-in list; `default` in it brings the list back. */

@@ -116,6 +116,10 @@ struct ows_config {
 	/* [guard] protect: names read-only in read-write folders; "default" is the built-in list */
 	ows__strv protect;
 	bool protect_set;              /* false: the built-in list */
+	/* [limits]: what a session gets when its policy sets none (0: the built-in default) */
+	uint64_t default_memory_mb;
+	uint64_t default_processes;
+	uint64_t default_tmpfs_mb;
 };
 
 /* A file or folder under the home the person added to the catalog. */
@@ -245,7 +249,10 @@ typedef struct ows__partial {
 	const char *why;     /* what is not kept, and what would keep it */
 } ows__partial;
 
-#define OWS__MAX_PARTIAL 8
+#define OWS__MAX_PARTIAL 12
+/* The prefix of the promises that are default limits ("limits.memory"): listed, and
+ * the enforcement level (of the wall) stays as it is. */
+#define OWS__PROMISE_LIMITS "limits."
 
 /* {"passed": bool, "provider": ..., "checks": [...]} ; caller frees. */
 OWS__HIDDEN char *ows__proof_json(const char *provider, const char *network,

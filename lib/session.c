@@ -184,8 +184,14 @@ static int session_open(const ows_policy *policy, const ows_config *config,
 		session_free(s);
 		goto out_config;
 	}
-	/* A wall with a promise it cannot keep here says so on every event. */
-	if (s->npartial && strcmp(s->enforcement, "full") == 0)
+	/* A wall with a promise it cannot keep here says so on every event.  A
+	 * default limit kept only in part is listed too, but the wall itself
+	 * (files, network, processes) is what the enforcement level describes. */
+	bool wall_partial = false;
+	for (int i = 0; i < s->npartial; i++)
+		wall_partial |= strncmp(s->partial[i].promise, OWS__PROMISE_LIMITS,
+					strlen(OWS__PROMISE_LIMITS)) != 0;
+	if (wall_partial && strcmp(s->enforcement, "full") == 0)
 		s->enforcement = "partial";
 	if (policy->has_limit[OWS_LIMIT_WALL_SECONDS]) {
 		s->has_wall_limit = true;

@@ -13,6 +13,15 @@
 #   cgroups_gone TEXT  succeeds when none of them exists any more
 #   cg_v2_root       the cgroup v2 mount (/sys/fs/cgroup, /sys/fs/cgroup/unified) or nothing
 #   cg_v2_offers C.. succeeds when the cgroup v2 root offers every controller named
+#
+# The default caps (lib/linux/limits_plan.c) and what presses on them:
+#   DEFAULT_PROCESSES, RAM (bytes), DEFAULT_MEMORY (half of it), DEFAULT_TMPFS (a quarter)
+#   limits_hog_build DIR UID:GID  builds test/sh/limits_hog.c into DIR (the person's), or fails
+#   near GOT WANT [BY]  succeeds when GOT is WANT within BY bytes (default a page: the kernel
+#                    rounds to pages; the launcher takes MiB)
+#   DEFAULT_SHOW     a shell program printing, one a line: "nproc N" (ulimit -u), "oom N",
+#                    "oom_lowered yes|no" (after trying to write 0), "size DIR BYTES INODES"
+#                    for /tmp, /dev/shm and $TMPDIR
 
 # shellcheck shell=bash disable=SC2016,SC2034 # a python program in single quotes, used by the sourcer
 LIMITS_PY='
@@ -120,3 +129,22 @@ cg_v2_offers() {
 		grep -qw "$c" "$root/cgroup.controllers" || return 1
 	done
 }
+
+DEFAULT_PROCESSES=4096
+RAM=$(awk '$1 == "MemTotal:" {printf "%.0f", $2 * 1024}' /proc/meminfo)
+DEFAULT_MEMORY=$((RAM / 2))
+DEFAULT_TMPFS=$((RAM / 4))
+limits_hog_build() {
+	mkdir -p "$1" &&
+		cc -std=c11 -O2 -D_GNU_SOURCE -o "$1/limits_hog" "$(dirname "${BASH_SOURCE[0]}")/sh/limits_hog.c" &&
+		chown -R "$2" "$1"
+}
+near() {
+	[ -n "$1" ] && [ "$1" -eq "$1" ] 2>/dev/null || return 1
+	[ $(($1 > $2 ? $1 - $2 : $2 - $1)) -le "${3:-4096}" ]
+}
+DEFAULT_SHOW='echo "nproc $(ulimit -u)"; echo "oom $(cat /proc/self/oom_score_adj)"
+if (echo 0 >/proc/self/oom_score_adj) 2>/dev/null; then echo "oom_lowered yes"; else echo "oom_lowered no"; fi
+for d in /tmp /dev/shm "$TMPDIR"; do
+	echo "size $d $(stat -f -c "%b %S %c" "$d" | awk "{printf \"%.0f %s\", \$1 * \$2, \$3}")"
+done'

@@ -24,7 +24,7 @@
  *                [--guard ABS]... [--pin ABS]...   (inside a --rw folder)
  *                [--mask ABS]...                   (a FIFO or socket in a folder)
  *                [--proxy-port N]                  (allowlist: 47800-47899)
- *                [--memory-mb N] [--processes N] [--cpu-percent N]
+ *                [--memory-mb N] [--processes N] [--cpu-percent N] [--tmpfs-mb N]
  *                [--probe-socket ABS]...
  *                [--open-without-scopes partial]   (--net open only)
  *   owsbx-launch cleanup --session HEX32
@@ -79,6 +79,7 @@
 #include "linux/cgroup.h"
 #include "linux/init.h"
 #include "linux/launch.h"
+#include "linux/limits_plan.h"
 #include "linux/view.h"
 
 #define ID_LEN OWS_LAUNCH_ID_LEN
@@ -86,7 +87,9 @@
 #define MAX_SOCKETS OWS_LAUNCH_MAX_SOCKETS
 #define MAX_GUARDED OWS_LAUNCH_MAX_GUARDED
 #define MAX_MASKS OWS_LAUNCH_MAX_MASKS
-#define MAX_ARGS (2 + 2 * (MAX_FOLDERS + MAX_SOCKETS + MAX_GUARDED + MAX_MASKS + 10))
+/* The repeatable options at their most, and the ten that come once (--account ... --tmpfs-mb)
+ * with room for two more. */
+#define MAX_ARGS (2 + 2 * (MAX_FOLDERS + MAX_SOCKETS + MAX_GUARDED + MAX_MASKS + 12))
 #define MAX_ARG_LEN OWS_LAUNCH_MAX_ARG
 
 struct conf {
@@ -120,6 +123,7 @@ struct request {
 	int nfolders;
 	const char *home;
 	unsigned long memory_mb, processes, cpu_percent;
+	unsigned long tmpfs_mb; /* each of /tmp, /dev/shm and TMPDIR; 0: a quarter of memory */
 	unsigned long proxy_port;
 	const char *sockets[MAX_SOCKETS];
 	int nsockets;
@@ -398,6 +402,9 @@ static void parse(int argc, char **argv)
 		} else if (strcmp(opt, "--processes") == 0 && !rq.processes) {
 			if (!parse_num(val, 1, 1ul << 22, &rq.processes))
 				refuse("bad --processes", val, EINVAL);
+		} else if (strcmp(opt, "--tmpfs-mb") == 0 && !rq.tmpfs_mb) {
+			if (!parse_num(val, 1, 1ul << 30, &rq.tmpfs_mb))
+				refuse("bad --tmpfs-mb", val, EINVAL);
 		} else if (strcmp(opt, "--cpu-percent") == 0 && !rq.cpu_percent) {
 			if (!parse_num(val, 1, 100000, &rq.cpu_percent))
 				refuse("bad --cpu-percent", val, EINVAL);
@@ -601,6 +608,35 @@ static void plan_passwd(void)
 	plan.passwd = passwd_text;
 }
 
+/*
+ * The caps init sets and the proof reads back: the cgroup's (cgroups_create),
+ * oom_score_adj, and the size of each memory file system of the view: /tmp,
+ * /dev/shm, and a tmpfs of the account's over the private folder's tmp, so
+ * that TMPDIR is sized memory, not the machine's disk.  No RLIMIT_NPROC: the
+ * accounts are every session's, and it would count them all together.
+ */
+static char limit_paths[2][PATH_MAX], private_tmp[PATH_MAX + 80];
+
+static void plan_caps(void)
+{
+	static const struct { int ctrl; const char *what; } caps[] = {
+		{OWS_CG_PIDS, "processes capped: pids.max"}, {OWS_CG_MEMORY, "memory capped"}};
+	const uint64_t want[] = {rq.processes, (uint64_t)rq.memory_mb << 20};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(caps); i++)
+		if (want[i] && ows__cgroup_limit_file(&cgroup, caps[i].ctrl, limit_paths[i],
+						      sizeof(limit_paths[i])) == 0)
+			plan.limit_files[plan.nlimit_files++] =
+				(struct ows__limit_file){caps[i].what, limit_paths[i], want[i]};
+	plan.oom_score_adj = OWS__OOM_SCORE_ADJ;
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	plan.tmpfs_bytes = rq.tmpfs_mb ? (uint64_t)rq.tmpfs_mb << 20
+			 : (uint64_t)(pages > 0 ? pages : 1 << 20) * (uint64_t)page / 4;
+	plan.tmpfs_inodes = plan.tmpfs_bytes / (uint64_t)page;
+	if (plan.tmpfs_inodes < 4096)
+		plan.tmpfs_inodes = 4096;
+	snprintf(private_tmp, sizeof(private_tmp), "%s/tmp", private_dir);
+}
+
 /* The same view as the landlock provider's (view.c), with the folders checked here. */
 static void plan_view(ows__strv *keep)
 {
@@ -617,6 +653,7 @@ static void plan_view(ows__strv *keep)
 	struct ows__view view = {
 		.folders = proof_folders, .nfolders = (size_t)rq.nfolders, .folder_ids = folder_ids,
 		.guard = guard, .nguard = (size_t)rq.nguarded, .private_disk = private_dir,
+		.private_tmp = private_tmp,
 		.masks = rq.masks, .nmasks = (size_t)rq.nmasks,
 	};
 	if (ows__net_plan(&plan, rq.net, rq.open_unscoped, &e) < 0 || ows__view_plan(&plan, keep, &view, &e) < 0)
@@ -824,6 +861,7 @@ static __attribute__((noreturn)) void session(void)
 	plan.groups[0] = gid;
 	plan.ngroups = 1;
 	ows__strv keep = {0};
+	plan_caps();
 	plan_view(&keep);
 	plan_passwd();
 	plan.proxy_port = (uint16_t)rq.proxy_port;

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "limits_plan.h"
 #include "init.h"
 #include "launch.h"
 #include "proxy.h"
@@ -167,10 +168,10 @@ static int cmp_folder(const void *a, const void *b)
 	return strcmp(((const ows__folder *)a)->path, ((const ows__folder *)b)->path);
 }
 
-static int build_argv(ows__strv *av, const ows_policy *policy, const ows__folder *folders,
-		      size_t nf, const ows__guard_list *guard, const ows__strv *masks,
-		      const char *id, ows_net net, bool partial, const char *home,
-		      int proxy_port, ows_error *err)
+static int build_argv(ows__strv *av, const ows__cgroup_limits *lim, uint64_t tmpfs_mb,
+		      const ows__folder *folders, size_t nf, const ows__guard_list *guard,
+		      const ows__strv *masks, const char *id, ows_net net, bool partial,
+		      const char *home, int proxy_port, ows_error *err)
 {
 	int rc = 0;
 	const char *fixed[] = {"owsbx-launch", "session",
@@ -187,16 +188,15 @@ static int build_argv(ows__strv *av, const ows_policy *policy, const ows__folder
 	}
 	if (rc == 0 && home && (rc = ows__strv_push(av, "--home", err)) == 0)
 		rc = ows__strv_push(av, home, err);
-	if (rc == 0 && policy->has_limit[OWS_LIMIT_MEMORY_BYTES]) {
-		uint64_t mb = (policy->limit[OWS_LIMIT_MEMORY_BYTES] + (1 << 20) - 1) >> 20;
-		rc = ows__strv_pushf(av, err, "--memory-mb=%llu", (unsigned long long)mb);
-	}
-	if (rc == 0 && policy->has_limit[OWS_LIMIT_PROCESSES])
-		rc = ows__strv_pushf(av, err, "--processes=%llu",
-				     (unsigned long long)policy->limit[OWS_LIMIT_PROCESSES]);
-	if (rc == 0 && policy->has_limit[OWS_LIMIT_CPU_PERCENT])
-		rc = ows__strv_pushf(av, err, "--cpu-percent=%llu",
-				     (unsigned long long)policy->limit[OWS_LIMIT_CPU_PERCENT]);
+	if (rc == 0 && lim->memory_bytes)
+		rc = ows__strv_pushf(av, err, "--memory-mb=%llu",
+				     (unsigned long long)((lim->memory_bytes + (1 << 20) - 1) >> 20));
+	if (rc == 0 && lim->processes)
+		rc = ows__strv_pushf(av, err, "--processes=%llu", (unsigned long long)lim->processes);
+	if (rc == 0 && lim->cpu_percent)
+		rc = ows__strv_pushf(av, err, "--cpu-percent=%llu", (unsigned long long)lim->cpu_percent);
+	if (rc == 0)
+		rc = ows__strv_pushf(av, err, "--tmpfs-mb=%llu", (unsigned long long)tmpfs_mb);
 	if (rc == 0 && proxy_port)
 		rc = ows__strv_pushf(av, err, "--proxy-port=%d", proxy_port);
 	for (size_t i = 0; i < guard->len && rc == 0; i++) {
@@ -295,18 +295,51 @@ static char *tunnel_command(const ows__share *sh)
 	return cmd;
 }
 
-/*
- * A limit the launcher could not set is refused here, before anything is
- * granted, with the reason and what to do (the launcher's own refusal has
- * room for neither).  The launcher re-checks: it trusts nothing of this.
- */
-static int check_limits(const ows_policy *policy, ows_error *err)
+static const char why_no_pids[] =
+	"this kernel has no pids controller in cgroup v2 or v1: the session's processes are "
+	"not capped (the accounts are every session's, so RLIMIT_NPROC would cap all the "
+	"sessions of one together); the OOM killer takes the sandbox's processes first";
+static const char why_no_memory[] =
+	"this kernel has no memory controller in cgroup v2 or v1: the session's memory is "
+	"not capped as a whole; the OOM killer takes the sandbox's processes first "
+	"(oom_score_adj 1000), and /tmp, /dev/shm and TMPDIR are sized";
+
+/* A default cap goes where the machine has its controller; false when it has none. */
+static bool controller_here(int ctrl)
 {
-	ows__cgroup_limits lim = ows__cgroup_limits_of(policy);
 	char have[256];
-	if (!ows__cgroup_wanted(&lim))
-		return 0;
-	return ows__cgroup_probe(OWS_CG_MACHINE, ows__cgroup_wanted(&lim), have, sizeof(have), err);
+	ows_error ignored;
+	ows_error_clear(&ignored);
+	return ows__cgroup_probe(OWS_CG_MACHINE, OWS_CG_BIT(ctrl), have, sizeof(have), &ignored) == 0;
+}
+
+/*
+ * The launcher's cgroup limits.  One the policy sets and the launcher could
+ * not set is refused here, before anything is granted, with the reason and
+ * what to do (the launcher's own refusal has room for neither; it re-checks,
+ * trusting nothing of this).  A default goes where this machine has the
+ * controller, and is named in `partial` where it has none.
+ */
+static int plan_limits(const ows_policy *policy, const ows__limits *lim, ows__cgroup_limits *out,
+		       ows__partial *partial, int *npartial, ows_error *err)
+{
+	char have[256];
+	*out = ows__cgroup_limits_of(policy);
+	if (ows__cgroup_wanted(out)) {
+		int rc = ows__cgroup_probe(OWS_CG_MACHINE, ows__cgroup_wanted(out), have,
+					   sizeof(have), err);
+		if (rc < 0)
+			return rc;
+	}
+	if (!out->processes && controller_here(OWS_CG_PIDS))
+		out->processes = lim->processes;
+	else if (!out->processes && *npartial < OWS__MAX_PARTIAL)
+		partial[(*npartial)++] = (ows__partial){OWS__PROMISE_LIMIT_PROCESSES, why_no_pids};
+	if (!out->memory_bytes && controller_here(OWS_CG_MEMORY))
+		out->memory_bytes = lim->memory_bytes;
+	else if (!out->memory_bytes && *npartial < OWS__MAX_PARTIAL)
+		partial[(*npartial)++] = (ows__partial){OWS__PROMISE_LIMIT_MEMORY, why_no_memory};
+	return 0;
 }
 
 static int account_open(ows_session *s, const ows_policy *policy, const ows_config *config,
@@ -324,15 +357,20 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	bool closed = s->net != OWS_NET_OPEN;
 	/* Never without the wall: a broken setup refuses, naming the command that repairs it. */
 	struct ows__machine setup;
-	if ((rc = ows__machine_check(config, &setup, err)) < 0 ||
-	    (rc = check_limits(policy, err)) < 0)
+	if ((rc = ows__machine_check(config, &setup, err)) < 0)
 		return rc;
 	/* What the launcher's planner will run without (the same question, view.c): refused
 	 * here already unless the person chose it, as under landlock. */
 	ows__partial partial[OWS__MAX_PARTIAL];
 	int npartial;
+	ows__limits lim;
+	ows__cgroup_limits cg_lim;
+	ows__limits_resolve(policy, config, &lim);
 	if ((rc = ows__net_partial(s->net, ows__landlock_abi(), config->open_unscoped, partial,
 				   &npartial, err)) < 0)
+		return rc;
+	const bool unscoped = npartial > 0; /* `open` run partial without Landlock scopes */
+	if ((rc = plan_limits(policy, &lim, &cg_lim, partial, &npartial, err)) < 0)
 		return rc;
 
 	struct account_impl *ai = ows__calloc(1, sizeof(*ai), err);
@@ -431,8 +469,8 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 	 * ACL entries do that only on nodes the person owns. */
 	if ((rc = ows__mask_read_only(folders, nf, NULL, 0, OWS_LAUNCH_MAX_MASKS, &masks,
 				      err)) < 0 ||
-	    (rc = build_argv(&av, policy, folders, nf, &guard, &masks, s->id, s->net,
-			     npartial > 0, home, proxy_port, err)) < 0 ||
+	    (rc = build_argv(&av, &cg_lim, (lim.tmpfs_bytes + (1 << 20) - 1) >> 20, folders, nf,
+			     &guard, &masks, s->id, s->net, unscoped, home, proxy_port, err)) < 0 ||
 	    (rc = start_launcher(ai, av.v, err)) < 0)
 		goto fail;
 	rc = ows__ctl_receive_proof(s, &ai->ctl, "account", err);

@@ -726,3 +726,21 @@ void ows__cgroup_remove_stale(const char *id)
 	}
 	ows__cgroup_remove(&cg, NULL);
 }
+
+int ows__cgroup_limit_file(const ows__cgroup *cg, int ctrl, char *buf, size_t len)
+{
+	for (int i = 0; i < cg->n; i++) {
+		const struct ows__cgroup_group *g = &cg->g[i];
+		if (g->dir < 0 || !(g->ctrls & OWS_CG_BIT(ctrl)))
+			continue;
+		const char *file = ctrl == OWS_CG_PIDS ? "pids.max"
+				 : ctrl != OWS_CG_MEMORY ? NULL
+				 : g->v2 ? "memory.max" : "memory.limit_in_bytes";
+		/* g->path drops a parent too long for it: then there is nothing to read back. */
+		if (!file || strncmp(g->path, CG_ROOT "/", strlen(CG_ROOT "/")) != 0 ||
+		    snprintf(buf, len, "%s/%s", g->path, file) >= (int)len)
+			return -1;
+		return 0;
+	}
+	return -1;
+}

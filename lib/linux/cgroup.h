@@ -101,6 +101,12 @@ OWS__HIDDEN int ows__cgroup_kill(const ows__cgroup *cg);
  * when a group stayed (named in err).
  */
 OWS__HIDDEN int ows__cgroup_remove(ows__cgroup *cg, ows_error *err);
+/*
+ * The file holding controller `ctrl`'s limit in the session's groups
+ * (pids.max, memory.max or memory.limit_in_bytes), for the proof to read
+ * back from inside: 0 with its path in buf, or -1 when it is not limited.
+ */
+OWS__HIDDEN int ows__cgroup_limit_file(const ows__cgroup *cg, int ctrl, char *buf, size_t len);
 /* Removes owsandbox-<id> at the machine's roots, whose handle is gone (a killed launcher). */
 OWS__HIDDEN void ows__cgroup_remove_stale(const char *id);
 

@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <arpa/inet.h>
+#include <linux/magic.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -14,15 +15,18 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <netinet/in.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -796,6 +800,70 @@ static void proof_sockets(proof *pr, const struct ows__plan *p)
 	}
 }
 
+/* A cgroup's limit file holds a number no larger than `want` ("max" is larger). */
+static int limit_file_holds(const struct ows__limit_file *f, char *seen, size_t size)
+{
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	ssize_t n = read(fd, seen, size - 1);
+	int e = n < 0 ? errno : 0;
+	close(fd);
+	seen[n > 0 ? n : 0] = '\0';
+	seen[strcspn(seen, "\n")] = '\0';
+	char *end;
+	unsigned long long v = strtoull(seen, &end, 10);
+	return e ? e : end == seen || v > f->want ? ERANGE : 0;
+}
+
+/*
+ * The caps, as a command inherits them: the process limit (RLIMIT_NPROC,
+ * or the cgroup's pids.max), the cgroup's memory limit, oom_score_adj, and
+ * the size of each memory file system the view mounts for writing.  What
+ * the machine cannot cap at all is the session's partial list, not here.
+ */
+static void proof_limits(proof *pr, const struct ows__plan *p)
+{
+	char buf[64] = "";
+	if (p->nproc) {
+		struct rlimit r;
+		ows__buf_add_num(buf, sizeof(buf), (long)p->nproc);
+		ows__check *c = check_new(pr, "processes capped: RLIMIT_NPROC", buf);
+		bool ok = getrlimit(RLIMIT_NPROC, &r) == 0 && r.rlim_cur <= p->nproc &&
+			  r.rlim_max <= p->nproc;
+		check_set(c, ok, ok ? "soft and hard limits in force" : "not in force", 0);
+	}
+	for (int i = 0; i < p->nlimit_files; i++) {
+		const struct ows__limit_file *f = &p->limit_files[i];
+		ows__check *c = check_new(pr, f->what, f->path);
+		int e = limit_file_holds(f, buf, sizeof(buf));
+		check_set(c, e == 0, e == ERANGE ? "larger than the session's cap" : e ? "unreadable"
+			  : "the session's cap is in force", e == ERANGE ? 0 : e);
+	}
+	if (p->oom_score_adj) {
+		ows__check *c = check_new(pr, "oom_score_adj", "the OOM killer takes the sandbox first");
+		int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		check_set(c, strtol(buf, NULL, 10) == p->oom_score_adj, "read back", 0);
+	}
+	for (int i = 0; i < p->nmounts; i++) {
+		const struct ows__mnt *m = &p->mounts[i];
+		if (m->kind != OWS_M_TMPFS || !m->size)
+			continue;
+		struct statfs sf;
+		ows__check *c = check_new(pr, "memory file system sized", m->dst);
+		int e = statfs(m->dst, &sf) == 0 ? 0 : errno;
+		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+		bool ok = !e && sf.f_type == TMPFS_MAGIC &&
+			  (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize <= m->size + page &&
+			  (uint64_t)sf.f_files <= m->inodes;
+		check_set(c, ok, ok ? "size and inodes capped" : "not capped", e);
+	}
+}
+
 static void run_proof(const struct ows__plan *p)
 {
 	static proof pr; /* init's own copy; too large for the stack of a forked host */
@@ -806,6 +874,7 @@ static void run_proof(const struct ows__plan *p)
 	proof_secrets(&pr, p);
 	proof_network(&pr, p);
 	proof_sockets(&pr, p);
+	proof_limits(&pr, p);
 	if (p->in_host_ns)
 		proof_host_ns(&pr, p);
 	ows__init_send(p->ctl, &pr.msg.hdr,

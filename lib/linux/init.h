@@ -42,6 +42,9 @@ struct ows__mnt {
 	bool is_file;       /* a bind of one file (a device node) */
 	bool dev;           /* keep device nodes usable (no MOUNT_ATTR_NODEV) */
 	const char *mode;   /* M_TMPFS */
+	uint64_t size;      /* M_TMPFS: bytes, and inodes (nr_inodes); 0: the kernel's default */
+	uint64_t inodes;
+	bool owned;         /* M_TMPFS: its root is the account's (uid, gid of the plan) */
 	bool want_id;       /* M_BIND: the source must still be want_dev/want_ino */
 	dev_t want_dev;
 	ino_t want_ino;
@@ -108,6 +111,21 @@ struct ows__plan {
 	size_t nfiles;
 	const char *passwd;          /* the sandbox's /etc/passwd: home is the private home */
 	char *const *shared_env;     /* NAME=VALUE set by shared entries: not secrets (the proof) */
+
+	/*
+	 * Limits init sets on itself before it restricts itself, for every
+	 * command to inherit, and reads back in the proof with the cgroup's.
+	 */
+	uint64_t nproc;              /* RLIMIT_NPROC, soft and hard; 0: left as it is */
+	int oom_score_adj;           /* written to /proc/self/oom_score_adj; 0: left */
+	uint64_t tmpfs_bytes;        /* the size of /tmp and /dev/shm (view.c); 0: the kernel's */
+	uint64_t tmpfs_inodes;
+	struct ows__limit_file {     /* a cgroup's limit, read back by the proof */
+		const char *what;        /* "processes", "memory" */
+		const char *path;        /* pids.max, memory.max, memory.limit_in_bytes */
+		uint64_t want;           /* the proof passes when the file holds at most this */
+	} limit_files[2];
+	int nlimit_files;
 
 	int ctl;                     /* init's end of the control socket */
 };

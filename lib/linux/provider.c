@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "cgroup.h"
+#include "limits_plan.h"
 #include "linux.h"
 #include "view.h"
 
@@ -91,6 +92,42 @@ static const char *limits_row(bool account, const char *accwhy, char *why, size_
 	bool l = limits_of(OWS_CG_DELEGATED, "landlock", ll, sizeof(ll));
 	snprintf(why, len, "%s; %s", acc, ll);
 	return a && l ? "enforced" : a || l ? "partial" : "unavailable";
+}
+
+static bool controller_at(ows__cgroup_place place, int ctrl)
+{
+	char have[PATH_MAX + 128];
+	ows_error ignored;
+	ows_error_clear(&ignored);
+	return ows__cgroup_probe(place, OWS_CG_BIT(ctrl), have, sizeof(have), &ignored) == 0;
+}
+
+/*
+ * What a session without limits of its own gets (limits_plan.c): enforced
+ * when each provider caps its processes and memory as a whole; partial when
+ * landlock has no cgroup for memory (the OOM killer's order only).
+ */
+static const char *default_limits_row(const ows_config *config, bool account, char *why,
+				      size_t len)
+{
+	ows__limits lim;
+	ows__limits_resolve(NULL, config, &lim);
+	bool ll_mem = controller_at(OWS_CG_DELEGATED, OWS_CG_MEMORY);
+	bool ll_pids = controller_at(OWS_CG_DELEGATED, OWS_CG_PIDS);
+	bool acc = account && controller_at(OWS_CG_MACHINE, OWS_CG_MEMORY) &&
+		   controller_at(OWS_CG_MACHINE, OWS_CG_PIDS);
+	snprintf(why, len,
+		 "a session without limits of its own: %llu processes (landlock: %s; account: "
+		 "the cgroup's pids.max), %llu MiB of memory (landlock: %s; account: the cgroup's), "
+		 "/tmp and /dev/shm of %llu MiB each (account: its TMPDIR too); the OOM killer "
+		 "takes the sandbox's processes first (oom_score_adj 1000); [limits] in the "
+		 "config sets them",
+		 (unsigned long long)lim.processes,
+		 ll_pids ? "its cgroup's pids.max" : "RLIMIT_NPROC in its own user namespace",
+		 (unsigned long long)(lim.memory_bytes >> 20),
+		 ll_mem ? "its cgroup's" : "not capped as a whole: no delegated cgroup",
+		 (unsigned long long)(lim.tmpfs_bytes >> 20));
+	return ll_mem && (acc || !account) ? "enforced" : "partial";
 }
 
 /* How the landlock provider walls a session here. */
@@ -273,6 +310,8 @@ static int report_json(const ows_config *config, char **out, ows_error *err)
 	char limwhy[2 * PATH_MAX + 2048];
 	const char *limits = limits_row(account, accwhy, limwhy, sizeof(limwhy));
 	add(caps, "limits.memory_processes_cpu", limits, limwhy);
+	limits = default_limits_row(config, account, limwhy, sizeof(limwhy));
+	add(caps, "limits.default", limits, limwhy);
 	if (geteuid() == 0)
 		add(caps, "root_host", base ? "enforced" : "unavailable",
 		    "under a root host, commands run as SUDO_UID, run_as, or the config's "

@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -221,6 +222,36 @@ static void cover(const struct ows__plan *p, const struct ows__mnt *m)
 	close(at);
 }
 
+/*
+ * A tmpfs of the plan: its size and inode count bound what the sandbox can
+ * hold in memory there (a tmpfs's default is half the machine's memory,
+ * each); owned by the account where it is the account's own folder.
+ */
+static int new_tmpfs(const struct ows__plan *p, const struct ows__mnt *m)
+{
+	char size[24] = "", inodes[24] = "", uid[24] = "", gid[24] = "";
+	const char *opts[12] = {"mode", m->mode};
+	int n = 2;
+	if (m->size) {
+		ows__buf_add_num(size, sizeof(size), (long)m->size);
+		ows__buf_add_num(inodes, sizeof(inodes), (long)m->inodes);
+		opts[n++] = "size";
+		opts[n++] = size;
+		opts[n++] = "nr_inodes";
+		opts[n++] = inodes;
+	}
+	if (m->owned) {
+		ows__buf_add_num(uid, sizeof(uid), (long)p->uid);
+		ows__buf_add_num(gid, sizeof(gid), (long)p->gid);
+		opts[n++] = "uid";
+		opts[n++] = uid;
+		opts[n++] = "gid";
+		opts[n++] = gid;
+	}
+	opts[n] = opts[n + 1] = NULL;
+	return new_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+}
+
 static void attach(struct ows__plan *p, struct ows__mnt *m)
 {
 	if (m->kind == OWS_M_MASK) {
@@ -250,8 +281,7 @@ static void attach(struct ows__plan *p, struct ows__mnt *m)
 	}
 	int fd = m->fd;
 	if (m->kind == OWS_M_TMPFS) {
-		const char *opts[] = {"mode", m->mode, NULL, NULL};
-		fd = new_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		fd = new_tmpfs(p, m);
 	} else if (m->kind == OWS_M_DEVPTS) {
 		const char *opts[] = {"mode", "0620", "ptmxmode", "0666", NULL, NULL};
 		fd = new_fs("devpts", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
@@ -269,7 +299,8 @@ static void build_root(struct ows__plan *p)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
 		ows__init_die(p, "make mounts private", "/");
 	clone_sources(p);
-	const char *root_opts[] = {"mode", "0755", NULL, NULL};
+	/* Mount points and the folders above them only, then read-only. */
+	const char *root_opts[] = {"mode", "0755", "size", "1m", "nr_inodes", "16384", NULL, NULL};
 	int root = new_fs("tmpfs", root_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (root < 0 || move_mount(root, "", AT_FDCWD, STAGE, MOVE_MOUNT_F_EMPTY_PATH) != 0)
 		ows__init_die(p, "mount the new root", STAGE);
@@ -441,6 +472,30 @@ static void enter_host_session(struct ows__plan *p)
 	 */
 }
 
+/*
+ * What init sets on itself for every command to inherit.  RLIMIT_NPROC,
+ * soft and hard (raising it back takes CAP_SYS_RESOURCE in the machine's
+ * user namespace): in a user namespace of the session's own, the kernel
+ * counts it per user and namespace, so it caps the session's tasks alone.
+ * oom_score_adj 1000: the OOM killer takes the sandbox's processes before
+ * anything of the machine's; Landlock grants /proc read-only, so nothing
+ * inside writes it lower again.
+ */
+static void apply_limits(const struct ows__plan *p)
+{
+	if (p->nproc) {
+		struct rlimit r = {.rlim_cur = p->nproc, .rlim_max = p->nproc};
+		if (setrlimit(RLIMIT_NPROC, &r) != 0)
+			ows__init_die(p, "set the process limit", NULL);
+	}
+	if (p->oom_score_adj) {
+		char v[16] = "";
+		ows__buf_add_num(v, sizeof(v), p->oom_score_adj);
+		if (ows__write_small("/proc/self/oom_score_adj", v) != 0)
+			ows__init_die(p, "write", "/proc/self/oom_score_adj");
+	}
+}
+
 void ows__init_main(struct ows__plan *p)
 {
 	/* Dispositions the host ignored (SIGPIPE, often) would survive exec. */
@@ -459,6 +514,7 @@ void ows__init_main(struct ows__plan *p)
 	ows__init_spare_reapers(); /* while the host's /proc is in view */
 	if (p->userns)
 		map_ids(p);
+	apply_limits(p); /* while /proc/self is still init's own to write (dumpable) */
 	/* Init holds a copy of the host's memory: no command may read or trace it. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		ows__init_die(p, "set non-dumpable", NULL);

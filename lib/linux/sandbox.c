@@ -24,6 +24,7 @@
  * the account provider; this file says who runs inside and starts init.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -47,6 +48,7 @@
 
 #include "cgroup.h"
 #include "init.h"
+#include "limits_plan.h"
 #include "view.h"
 #include "proxy.h"
 
@@ -144,22 +146,69 @@ static int plan_identity(struct ows__plan *p, const ows_policy *policy, const ow
  * Limits go in a cgroup of the session's own, made in the cgroup v2 subtree
  * systemd delegates to the person (a root host: at the machine's roots);
  * init joins it before it starts anything, and it is killed and removed at
- * close.  Where none can be had, a limit is refused: the reason and what to
- * do come from cgroup.c.
+ * close.  The default caps go there too where one can be had; a limit the
+ * policy sets is refused where none can: the reason and what to do come
+ * from cgroup.c.  Without a cgroup the defaults are kept by plan_caps.
  */
-static int plan_limits(struct landlock_impl *li, const ows_policy *policy, const char *id,
-		       ows_error *err)
+static int plan_limits(struct landlock_impl *li, const ows_policy *policy,
+		       const ows__limits *lim, const char *id, ows_error *err)
 {
-	ows__cgroup_limits lim = ows__cgroup_limits_of(policy);
-	if (!ows__cgroup_wanted(&lim))
-		return 0;
+	ows__cgroup_limits demanded = ows__cgroup_limits_of(policy);
+	ows__cgroup_limits all = demanded;
+	all.memory_bytes = lim->memory_bytes;
+	all.processes = lim->processes;
 	ows_error why;
 	ows_error_clear(&why);
-	int rc = ows__cgroup_create(&li->cgroup, OWS_CG_DELEGATED, id, &lim, &why);
+	if (ows__cgroup_create(&li->cgroup, OWS_CG_DELEGATED, id, &all, &why) == 0 ||
+	    !ows__cgroup_wanted(&demanded))
+		return 0;
+	ows_error_clear(&why);
+	int rc = ows__cgroup_create(&li->cgroup, OWS_CG_DELEGATED, id, &demanded, &why);
 	if (rc < 0)
 		ows__fail(err, rc, why.sys_errno, why.where, why.hint[0] ? why.hint : NULL,
 			  "the landlock provider cannot enforce the limits: %s", why.what);
 	return rc;
+}
+
+/* A limit of the session's cgroup for the proof to read back; false when there is none. */
+static bool plan_limit_file(struct ows__plan *p, struct landlock_impl *li, int ctrl,
+			    const char *what, uint64_t want)
+{
+	char path[PATH_MAX];
+	const char *k;
+	if (ows__cgroup_limit_file(&li->cgroup, ctrl, path, sizeof(path)) != 0 ||
+	    !(k = keep(li, path, NULL)))
+		return false;
+	p->limit_files[p->nlimit_files++] = (struct ows__limit_file){what, k, want};
+	return true;
+}
+
+/*
+ * The caps init sets and the proof reads back, once the namespaces are
+ * known.  Processes: the cgroup's pids.max, else RLIMIT_NPROC, which in a
+ * user namespace of the session's own counts the session's tasks alone
+ * (the kernel counts it per user and namespace) and elsewhere counts the
+ * account's other processes too (partial).  Memory: the cgroup's, else
+ * not capped as a whole (partial); the OOM killer takes the sandbox first
+ * either way.  /tmp and /dev/shm are sized (view.c); in the host's
+ * namespaces nothing is mounted and TMPDIR is on disk (partial).
+ */
+static void plan_caps(struct ows__plan *p, struct landlock_impl *li, const ows__limits *lim)
+{
+	p->oom_score_adj = OWS__OOM_SCORE_ADJ;
+	p->tmpfs_bytes = lim->tmpfs_bytes;
+	p->tmpfs_inodes = lim->tmpfs_inodes;
+	bool pids = plan_limit_file(p, li, OWS_CG_PIDS, "processes capped: pids.max", lim->processes);
+	if (!pids && p->userns) {
+		p->nproc = lim->processes;
+	} else if (!pids) {
+		p->nproc = ows__tasks_of_uid(p->uid) + lim->processes;
+		ows__plan_partial(p, OWS__PROMISE_LIMIT_PROCESSES, ows__why_processes_shared);
+	}
+	if (!plan_limit_file(p, li, OWS_CG_MEMORY, "memory capped", lim->memory_bytes))
+		ows__plan_partial(p, OWS__PROMISE_LIMIT_MEMORY, ows__why_memory_uncapped);
+	if (p->in_host_ns)
+		ows__plan_partial(p, OWS__PROMISE_LIMIT_TMPFS, ows__why_tmp_on_disk);
 }
 
 /* The shared copies and an /etc/passwd whose entry for the account is the private home. */
@@ -445,13 +494,16 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	li->ctl.listener = -1;
 	li->pv.lock_fd = -1;
 
+	ows__limits lim;
+	ows__limits_resolve(policy, config, &lim);
 	ows__cgroup_init(&li->cgroup);
-	if ((rc = plan_limits(li, policy, s->id, err)) < 0 ||
+	if ((rc = plan_limits(li, policy, &lim, s->id, err)) < 0 ||
 	    (rc = plan_identity(p, policy, config, li, &home, &user, err)) < 0)
 		goto fail;
 	plan_namespaces(p, li, s->id);
 	if ((rc = ows__net_plan(p, s->net, config->open_unscoped, err)) < 0)
 		goto fail;
+	plan_caps(p, li, &lim);
 	p->home = home;
 	/* By default the private folder lives on the sandbox's own /tmp; a
 	 * configured private_root puts it on disk, for caches larger than memory. */

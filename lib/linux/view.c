@@ -209,8 +209,10 @@ static int plan_system(struct ows__plan *p, ows__strv *keep, ows_error *err)
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_PROC, .dst = "/proc"}, err);
 	if (rc == 0)
 		rc = add_rule(p, "/proc", OWS_LL_FS_READ_FILE | OWS_LL_FS_READ_DIR, err);
+	/* Device nodes, links and mount points only: nothing inside may write there. */
 	if (rc == 0)
-		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/dev", .mode = "0755"}, err);
+		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/dev", .mode = "0755",
+					       .size = 64 << 10, .inodes = 256}, err);
 	if (rc == 0)
 		rc = add_rule(p, "/dev", OWS_LL_FS_READ_DIR, err);
 	for (size_t i = 0; i < OWS__ARRAY_LEN(devices) && rc == 0; i++) {
@@ -226,14 +228,16 @@ static int plan_system(struct ows__plan *p, ows__strv *keep, ows_error *err)
 	if (rc == 0)
 		rc = add_rule(p, "/dev/pts", dev_rw | OWS_LL_FS_READ_DIR, err);
 	if (rc == 0)
-		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/dev/shm", .mode = "1777"}, err);
+		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/dev/shm", .mode = "1777",
+					       .size = p->tmpfs_bytes, .inodes = p->tmpfs_inodes}, err);
 	if (rc == 0)
 		rc = add_rule(p, "/dev/shm", all, err);
 	for (size_t i = 0; i < OWS__ARRAY_LEN(dev_links) && rc == 0; i++)
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_SYMLINK, .src = dev_links[i][1],
 					       .dst = dev_links[i][0]}, err);
 	if (rc == 0)
-		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/tmp", .mode = "1777"}, err);
+		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/tmp", .mode = "1777",
+					       .size = p->tmpfs_bytes, .inodes = p->tmpfs_inodes}, err);
 	if (rc == 0)
 		rc = add_rule(p, "/tmp", all, err);
 
@@ -381,7 +385,8 @@ static int plan_folders(struct ows__plan *p, ows__strv *keep, const struct ows__
 	 * or on a tmpfs of its own when /tmp is a session folder's. */
 	if (rc == 0 && v->private_tmpfs) {
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = v->private_tmpfs,
-						   .mode = "0755"}, err);
+						   .mode = "0755", .size = p->tmpfs_bytes,
+						   .inodes = p->tmpfs_inodes}, err);
 		if (rc == 0)
 			rc = add_rule(p, v->private_tmpfs, all, err);
 	}
@@ -391,6 +396,11 @@ static int plan_folders(struct ows__plan *p, ows__strv *keep, const struct ows__
 		if (rc == 0)
 			rc = add_rule(p, v->private_disk, all, err);
 	}
+	/* Its TMPDIR in memory, sized, over the folder on disk (sorted after it). */
+	if (rc == 0 && v->private_tmp)
+		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = v->private_tmp,
+						   .mode = "0700", .owned = true, .size = p->tmpfs_bytes,
+						   .inodes = p->tmpfs_inodes}, err);
 	return rc;
 }
 

@@ -25,6 +25,8 @@ struct ows__view {
 	const char *private_disk;        /* a private folder on disk, or NULL: init makes one in /tmp */
 	const char *private_tmpfs;       /* where init makes it when /tmp is a session folder's: a
 					  * tmpfs of its own there (ows__private_tmpfs_base), or NULL */
+	const char *private_tmp;         /* in it, covered by a tmpfs of the account's sized as /tmp
+					  * (p->tmpfs_bytes), or NULL */
 	const char *const *masks;        /* inside the binds above, covered empty (mask.c), or NULL;
 					  * in the host's namespaces, left out of the rules instead */
 	size_t nmasks;
@@ -69,7 +71,8 @@ OWS__HIDDEN const char *ows__host_ns_partial(int abi, const char *promise);
 #define OWS__PROMISE_UNIX_OUTSIDE "unix_sockets.outside"
 
 /*
- * The view's mounts, skeleton and Landlock rules.  Strings the plan points at
+ * The view's mounts, skeleton and Landlock rules; /tmp, /dev/shm and
+ * v->private_tmp sized by p->tmpfs_bytes and p->tmpfs_inodes, set first.  Strings the plan points at
  * that `v` does not own are pushed to `keep`, which must outlive the clone.
  */
 OWS__HIDDEN int ows__view_plan(struct ows__plan *p, ows__strv *keep, const struct ows__view *v,

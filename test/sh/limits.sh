@@ -79,12 +79,147 @@ limited_session() {
 sbx report
 like "$SBX_OUT" "limits.memory_processes_cpu .*landlock: unavailable" \
 	"report: landlock says why it has no cgroup for limits here"
+like "$SBX_OUT" "limits.default +partial +a session without limits of its own: $DEFAULT_PROCESSES processes \(landlock: RLIMIT_NPROC" \
+	"report: limits.default names the default caps and how landlock keeps them here"
+like "$SBX_OUT" "limits.default .*memory \(landlock: not capped as a whole" \
+	"report: ... and that memory is not capped as a whole without a cgroup"
 sbx run --policy "$W/limits.json" -- /bin/true
 is "$SBX_RC" 70 "no delegated cgroup: a session with limits is refused (exit 70)"
 like "$SBX_ERR" "^owsbx: the landlock provider cannot enforce the limits: " "... saying why"
 like "$SBX_ERR" "account provider" "... and naming what to do"
 ok "... and leaves no process" poll 5 owstest_no_user_procs
 is "$(owstest_session_dirs)" "" "... and no session folder"
+
+# ------------------------------------- a default session: caps with or without a cgroup
+# No limit in the policy: the default caps hold all the same (lib/linux/limits_plan.c). Here
+# the person has no delegated cgroup: processes are capped by RLIMIT_NPROC in the session's
+# own user namespace, memory only by the OOM killer's choice (partial), /tmp and /dev/shm by
+# their size. Where a cgroup is delegated the caps are its pids.max and memory.max instead.
+HB=$TU_HOME/owstest-hog
+limits_hog_build "$HB" "$TU_UID:$TU_GID" || bail_out "cannot build test/sh/limits_hog.c"
+HOG=$HB/limits_hog
+EV=$HB/events
+default_checks() { # label: after a DEFAULT_SHOW + show session
+	local label=$1 tmp shm
+	like "$SBX_OUT" "(^|$NL)(nproc $DEFAULT_PROCESSES|pids v[12] $DEFAULT_PROCESSES)($NL|$)" \
+		"$label: processes capped at $DEFAULT_PROCESSES (RLIMIT_NPROC, or the cgroup's pids.max)"
+	like "$SBX_OUT" "(^|$NL)oom 1000($NL|$)" "$label: oom_score_adj 1000: the OOM killer takes the sandbox first"
+	like "$SBX_OUT" "(^|$NL)oom_lowered no($NL|$)" "$label: ... and nothing inside can lower it"
+	tmp=$(awk '$1 == "size" && $2 == "/tmp" {print $3; exit}' <<<"$SBX_OUT")
+	shm=$(awk '$1 == "size" && $2 == "/dev/shm" {print $3}' <<<"$SBX_OUT")
+	ok "$label: /tmp is a quarter of the memory ($tmp of $DEFAULT_TMPFS bytes)" near "$tmp" "$DEFAULT_TMPFS"
+	ok "$label: /dev/shm is a quarter of the memory ($shm)" near "$shm" "$DEFAULT_TMPFS"
+	like "$(grep '"event": \?"proof"' "$EV")" '"memory file system sized /tmp"' \
+		"$label: the proof checked the sizes from inside"
+	like "$(grep '"event": \?"proof"' "$EV")" '"processes capped' \
+		"$label: ... and the process cap"
+}
+NL=$'\n'
+# Where the kernel gives no user namespace every session runs in the host's namespaces: the
+# section without user namespaces below is then what holds.
+USERNS=yes
+as_user unshare -Ur true 2>/dev/null || USERNS=""
+for mode in ${USERNS:+none allowlist open}; do
+	as_user rm -f "$EV"
+	sbx run --net "$mode" --events "$EV" -- bash -c "$DEFAULT_SHOW; '$PY' -c \"\$1\" show" sh "$LIMITS_PY"
+	is "$SBX_RC" 0 "default, $mode: the session runs" || diag "$(sbx_diag)"
+	default_checks "default, $mode"
+	if ! grep -q '"limits.memory"' "$EV"; then
+		mem=$(awk '$1 == "mem" {print $3}' <<<"$SBX_OUT")
+		ok "default, $mode: memory capped by the session's cgroup (${mem:-?})" near "${mem:-0}" "$DEFAULT_MEMORY"
+	else
+		like "$(grep '"event": \?"open"' "$EV")" '"promise": ?"limits.memory", ?"why": ?"no cgroup' \
+			"default, $mode: without a cgroup the memory cap is listed partial, with the reason"
+		if [ "$mode" = open ] && [ -n "$TU_OPEN_PARTIAL" ]; then
+			skip "open runs partial here anyway (no Landlock scopes): its enforcement says so"
+		else
+			like "$(grep '"event": \?"open"' "$EV")" '"enforcement": ?"full"' \
+				"default, $mode: ... and the wall's enforcement stays full"
+		fi
+	fi
+done
+
+# A fork bomb in a default session stops at the cap; the host stays responsive and the next
+# session opens. The person's own RLIMIT_NPROC is lowered from outside to the cap plus 2500, so
+# that code without the cap (which would take every pid: RLIMIT_NPROC is above pid_max) stops
+# there too.
+bound=$((DEFAULT_PROCESSES + 2500))
+as_user_bg prlimit --nproc=$bound:$bound "$OWSBX" run --ro "$HB" -- "$HOG" bomb 9000 6 \
+	>"$TU_TMP/bomb.out" 2>&1
+bomb_pid=$AS_USER_PID
+poll 120 grep -q holding "$TU_TMP/bomb.out"
+n=$(awk '$1 == "forked" {print $2}' "$TU_TMP/bomb.out")
+ok "a fork bomb stops below the cap (${n:-?} forked, cap $DEFAULT_PROCESSES)" test "${n:-99999}" -lt "$DEFAULT_PROCESSES"
+ok "... at the kernel's refusal (EAGAIN)" grep -q "forked [0-9]* EAGAIN" "$TU_TMP/bomb.out"
+ok "... meanwhile the host forks and allocates (as the person, outside)" \
+	poll 10 as_user "$PY" -c 'import os; b = bytearray(64 << 20); pid = os.fork(); os._exit(0) if pid == 0 else os.waitpid(pid, 0)'
+diag <<<"pids in use during the bomb: $(ls -d /proc/[0-9]* | wc -l) processes of pid_max $(cat /proc/sys/kernel/pid_max)"
+wait "$bomb_pid"
+sbx run -- /bin/true
+is "$SBX_RC" 0 "... and the next session opens"
+
+[ -n "$USERNS" ] || skip "this kernel gives the person no user namespace: a default session runs in the host's namespaces (checked below)" 30
+
+# The config's [limits] is the default of every session without limits of its own: set
+# small, a memory file system filler stops at it. (Each fills at most twice the size.)
+CFG=$HB/small.ini
+printf '[sandbox]\n%s\n[limits]\ntmpfs_mb = 64\n' "$TU_OPEN_PARTIAL" >"$CFG"
+chmod 0644 "$CFG"
+if [ -n "$USERNS" ]; then
+	sbx run --config "$CFG" --ro "$HB" -- sh -c "'$HOG' fill /tmp/fill 128; '$HOG' fill /dev/shm/fill 128"
+	like "$SBX_OUT" "^filled 6[34] ENOSPC" "[limits] tmpfs_mb = 64: a /tmp filler stops at 64 MiB ($(head -1 <<<"$SBX_OUT"))"
+	like "$SBX_OUT" "${NL}filled 6[34] ENOSPC" "... and a /dev/shm filler ($(tail -1 <<<"$SBX_OUT"))"
+else
+	skip "no user namespace: no /tmp or /dev/shm of the sandbox's own to fill" 2
+fi
+
+# Memory without a cgroup: not capped as a whole, but the OOM killer takes the sandbox's
+# processes before the person's. An outer memory cgroup of 640 MiB holds the host, a program
+# of the person's with 360 MiB, and a default session whose balloon grows: the kernel's OOM
+# kill must take the balloon, never the person's program (bigger, and chosen without the
+# sandbox's oom_score_adj).
+OOM_CG=""
+if [ -d /sys/fs/cgroup/memory ] && [ "$(stat -f -c %T /sys/fs/cgroup/memory)" = cgroupfs ]; then
+	OOM_CG=/sys/fs/cgroup/memory/owstest-oom-$hx LIMIT_FILE=memory.limit_in_bytes
+	OOM_BACK=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)
+elif cg_v2_offers memory && [ -n "$V2" ]; then
+	OOM_CG=$V2/owstest-oom-$hx LIMIT_FILE=memory.max
+	OOM_BACK=$V2$(sed -n 's/^0:://p' /proc/self/cgroup)
+fi
+if [ -n "$OOM_CG" ]; then
+	mkdir "$OOM_CG"
+	owstest_rmdir_at_exit "$OOM_CG"
+	echo $((640 << 20)) >"$OOM_CG/$LIMIT_FILE"
+	echo $$ >"$OOM_CG/cgroup.procs"
+	as_user_bg "$PY" -c 'import time; b = bytearray(360 << 20); print("held", flush=True); time.sleep(60)' \
+		>"$TU_TMP/held"
+	bystander=$AS_USER_PID
+	poll 30 grep -q held "$TU_TMP/held"
+	sbx run --ro "$HB" -- "$PY" -c "$LIMITS_PY" balloon 1024
+	echo $$ >"$OOM_BACK/cgroup.procs"
+	is "$SBX_RC" 137 "OOM in a default session: the balloon is killed ($(grep got <<<"$SBX_OUT" | tail -1))"
+	ok "... and the person's bigger program outside is not" alive "$bystander"
+	kill "$bystander" 2>/dev/null
+	wait "$bystander" 2>/dev/null
+	poll 10 sh -c "[ -z \"\$(cat '$OOM_CG/cgroup.procs')\" ]"
+else
+	skip "no memory controller to make an outer memory cgroup with" 2
+fi
+
+# Without user namespaces (the host's namespaces): RLIMIT_NPROC counts the person's other
+# processes too, so it is what they had plus the cap (partial); TMPDIR is on disk (partial).
+WITHOUT=$OWSTEST_DIR/helpers/without.py
+as_user rm -f "$EV"
+as_user prlimit --nproc=$bound:$bound "$PY" "$WITHOUT" userns -- "$OWSBX" run --events "$EV" \
+	--ro "$HB" -- bash -c 'ulimit -Hu; "$1" bomb 9000 0' sh "$HOG" >"$TU_TMP/bomb.out" 2>&1
+n=$(awk '$1 == "forked" {print $2}' "$TU_TMP/bomb.out")
+lim=$(head -1 "$TU_TMP/bomb.out")
+ok "no user namespace: RLIMIT_NPROC is the person's processes plus the cap ($lim)" \
+	test "${lim:-0}" -gt "$DEFAULT_PROCESSES" -a "${lim:-0}" -lt $((DEFAULT_PROCESSES + 1000))
+ok "no user namespace: a fork bomb stops below the cap (${n:-?} forked)" test "${n:-99999}" -lt "$DEFAULT_PROCESSES"
+for promise in limits.processes limits.memory limits.tmpfs; do
+	like "$(grep '"event": \?"open"' "$EV")" "\"promise\": ?\"$promise\"" "no user namespace: $promise is listed partial"
+done
 
 # ------------------------------------------------ root host: at the machine's roots
 if [ "$V1_ALL" = 1 ]; then

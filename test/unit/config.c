@@ -51,7 +51,19 @@ int main(void)
 	ok(strstr(err.what, "deny") && strstr(err.hint, "+private"), "naming the key and why (%s; %s)",
 	   err.what, err.hint);
 
+	is_int(load("[limits]\nmemory_mb = 2048\nprocesses = 512\ntmpfs_mb = 256\n", &c, &err), 0,
+	       "[limits] loads");
+	ok(c->default_memory_mb == 2048 && c->default_processes == 512 && c->default_tmpfs_mb == 256,
+	   "memory_mb, processes and tmpfs_mb are read");
+	ows_config_free(c);
+	is_int(load("[limits]\nprocesses = 0\n", &c, &err), OWS_ECONFIG, "[limits] refuses zero");
+	is_int(load("[limits]\nmemory_mb = -5\n", &c, &err), OWS_ECONFIG, "... a negative number");
+	is_int(load("[limits]\ntmpfs_mb = 1g\n", &c, &err), OWS_ECONFIG, "... a unit");
+	is_int(load("[limits]\ncpu = 5\n", &c, &err), OWS_ECONFIG, "... and an unknown key");
+	ok(strstr(err.hint, "tmpfs_mb") != NULL, "naming the keys it has (%s)", err.hint);
 	is_int(load("[sandbox]\n", &c, &err), 0, "an empty [sandbox] loads");
+	ok(c->default_memory_mb == 0 && c->default_processes == 0 && c->default_tmpfs_mb == 0,
+	   "no [limits]: the built-in defaults (0 here)");
 	ok(!c->open_unscoped, "open_without_scopes: refuse by default");
 	ows_config_free(c);
 	is_int(load("[sandbox]\nopen_without_scopes = partial\n", &c, &err), 0,
