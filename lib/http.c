@@ -120,7 +120,89 @@ OWS__PRINTF(4, 5) static void append(char *out, size_t *o, size_t cap, const cha
 	*o = n < 0 ? cap : (*o + (size_t)n > cap ? cap : *o + (size_t)n);
 }
 
-int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
+/*
+ * Where a request is parsed: a proxy request (absolute http:// URL or
+ * CONNECT), or one inside a tunnel whose TLS the proxy ended for `host`:`port`
+ * (origin form, or an https:// URL naming that authority).
+ */
+typedef struct where {
+	const char *host; /* NULL: a proxy request */
+	int port;
+} where;
+
+/* Does the authority s[0..len) (port `def_port` when it names none) name w's? */
+static bool names_target(const char *s, size_t len, int def_port, const where *w)
+{
+	ows__http_req a;
+	return parse_authority(s, len, def_port, &a) == 0 && a.host_kind == OWS__HOST_NAME &&
+	       a.port == w->port && strcmp(a.host, w->host) == 0;
+}
+
+/* The request line's target: req's host and port, and the path to send. */
+static int parse_target(const char *target, size_t tlen, const where *w, ows__http_req *req,
+			const char **path, size_t *path_len)
+{
+	*path = "/";
+	*path_len = 1;
+	if (w->host) {
+		if (req->is_connect)
+			return bad(req, "CONNECT inside a tunnel");
+		snprintf(req->host, sizeof(req->host), "%s", w->host);
+		req->host_kind = OWS__HOST_NAME;
+		req->port = w->port;
+		if (target[0] == '/') {
+			*path = target;
+			*path_len = tlen;
+			return 0;
+		}
+		if (tlen < 8 || strncasecmp(target, "https://", 8) != 0)
+			return bad(req, "a request in a tunnel needs a path or an https:// URL");
+	} else if (req->is_connect) {
+		return parse_authority(target, tlen, 0, req) < 0 ? bad(req, "CONNECT needs host:port")
+								 : 0;
+	} else if (tlen < 7 || strncasecmp(target, "http://", 7) != 0) {
+		if (tlen >= 8 && strncasecmp(target, "https://", 8) == 0)
+			return bad(req, "https:// goes through CONNECT, not a plain request");
+		return bad(req, "a proxy request needs an absolute http:// URL");
+	}
+	size_t skip = w->host ? 8 : 7;
+	const char *auth = target + skip;
+	size_t alen = 0;
+	while (skip + alen < tlen && auth[alen] != '/' && auth[alen] != '?' && auth[alen] != '#')
+		alen++;
+	if (w->host && !names_target(auth, alen, 443, w))
+		return bad(req, "the URL names another host than the tunnel's");
+	if (!w->host && parse_authority(auth, alen, 80, req) < 0)
+		return bad(req, "the URL has no valid host");
+	if (skip + alen < tlen) {
+		*path = auth + alen;
+		*path_len = tlen - skip - alen;
+	}
+	return 0;
+}
+
+/* Where the head ends (CRLFCRLF included): 0 when more is needed, -1 when bad. */
+static int head_end(const char *buf, size_t len, ows__http_req *req, size_t *end)
+{
+	size_t limit = len < OWS__HTTP_HEAD_MAX ? len : OWS__HTTP_HEAD_MAX;
+	*end = 0;
+	for (size_t k = 0; k < limit; k++) {
+		if (buf[k] == '\n' && (k == 0 || buf[k - 1] != '\r'))
+			return bad(req, "a line ends without CR LF");
+		if (buf[k] == '\0')
+			return bad(req, "a NUL byte in the request head");
+		if (buf[k] == '\r' && k + 1 < limit && buf[k + 1] != '\n')
+			return bad(req, "a CR without LF in the request head");
+		if (k >= 3 && buf[k] == '\n' && buf[k - 1] == '\r' && buf[k - 2] == '\n' &&
+		    buf[k - 3] == '\r') {
+			*end = k + 1;
+			return 1;
+		}
+	}
+	return len >= OWS__HTTP_HEAD_MAX ? bad(req, "the request head is too large") : 0;
+}
+
+static int parse(const char *buf, size_t len, const where *w, ows__http_req *req)
 {
 	memset(req, 0, sizeof(*req));
 	req->content_length = -1;
@@ -135,28 +217,14 @@ int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
 	if (i >= sizeof(req->method))
 		return bad(req, "the method is too long");
 
-	/* The end of the head; every line ends in CRLF. */
-	size_t end = 0;
-	for (size_t k = 0; k < limit; k++) {
-		if (buf[k] == '\n' && (k == 0 || buf[k - 1] != '\r'))
-			return bad(req, "a line ends without CR LF");
-		if (buf[k] == '\0')
-			return bad(req, "a NUL byte in the request head");
-		if (buf[k] == '\r' && k + 1 < limit && buf[k + 1] != '\n')
-			return bad(req, "a CR without LF in the request head");
-		if (k >= 3 && buf[k] == '\n' && buf[k - 1] == '\r' && buf[k - 2] == '\n' &&
-		    buf[k - 3] == '\r') {
-			end = k + 1;
-			break;
-		}
-	}
-	if (!end)
-		return len >= OWS__HTTP_HEAD_MAX ? bad(req, "the request head is too large") : 0;
+	size_t end;
+	int r = head_end(buf, len, req, &end);
+	if (r <= 0)
+		return r;
 	req->head_len = end;
 
 	/* Request line. */
-	const char *line = buf;
-	const char *eol = memchr(line, '\r', end);
+	const char *eol = memchr(buf, '\r', end);
 	size_t mlen = i;
 	memcpy(req->method, buf, mlen);
 	req->method[mlen] = '\0';
@@ -173,45 +241,27 @@ int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
 		return bad(req, "not HTTP/1.0 or HTTP/1.1");
 	req->version_minor = ver[7] - '0';
 
-	const char *path = "/";
-	size_t path_len = 1;
-	bool path_needs_slash = false;
-	if (strcmp(req->method, "CONNECT") == 0) {
-		req->is_connect = true;
-		if (parse_authority(target, tlen, 0, req) < 0)
-			return bad(req, "CONNECT needs host:port");
-	} else {
-		if (tlen < 7 || strncasecmp(target, "http://", 7) != 0) {
-			if (tlen >= 8 && strncasecmp(target, "https://", 8) == 0)
-				return bad(req, "https:// goes through CONNECT, not a plain request");
-			return bad(req, "a proxy request needs an absolute http:// URL");
-		}
-		const char *auth = target + 7;
-		size_t alen = 0;
-		while (7 + alen < tlen && auth[alen] != '/' && auth[alen] != '?' && auth[alen] != '#')
-			alen++;
-		if (parse_authority(auth, alen, 80, req) < 0)
-			return bad(req, "the URL has no valid host");
-		if (7 + alen < tlen) {
-			path = auth + alen;
-			path_len = tlen - 7 - alen;
-			path_needs_slash = path[0] != '/';
-		}
-	}
+	const char *path;
+	size_t path_len;
+	req->is_connect = strcmp(req->method, "CONNECT") == 0;
+	if (parse_target(target, tlen, w, req, &path, &path_len) < 0)
+		return -1;
+	bool path_needs_slash = path[0] != '/';
 
 	/* Headers. */
 	bool keep_alive = false, close = false, te_seen = false;
-	int nheaders = 0;
-	size_t cap = end + 512;
+	int nheaders = 0, nhost = 0;
+	size_t cap = end + 1024;
 	char *out = req->is_connect ? NULL : malloc(cap);
 	if (!req->is_connect && !out)
 		return bad(req, "out of memory");
 	req->upstream_head = out;
 	size_t o = 0;
+	int def_port = w->host ? 443 : 80;
 	if (out) {
 		char hostbuf[OWS__HOST_MAX + 16];
 		bool v6 = req->host_kind == OWS__HOST_IPV6;
-		if (req->port == 80)
+		if (req->port == def_port)
 			snprintf(hostbuf, sizeof(hostbuf), "%s%s%s", v6 ? "[" : "", req->host, v6 ? "]" : "");
 		else
 			snprintf(hostbuf, sizeof(hostbuf), "%s%s%s:%d", v6 ? "[" : "", req->host,
@@ -255,22 +305,30 @@ int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
 			}
 			if (req->content_length >= 0 && req->content_length != n)
 				return bad(req, "two different Content-Length headers");
-			if (req->content_length >= 0)
-				drop = true; /* send one */
 			req->content_length = n;
+			drop = true; /* sent once, as parsed, at the end */
 		} else if (ows__http_name_is(p, nlen, "transfer-encoding")) {
-			if (te_seen || vlen != 7 || strncasecmp(v, "chunked", 7) != 0)
+			if (te_seen || !ows__http_name_is(v, vlen, "chunked"))
 				return bad(req, "only Transfer-Encoding: chunked is accepted");
 			te_seen = true;
 			req->chunked = true;
+			drop = true; /* sent as "chunked", at the end */
 		} else if (ows__http_name_is(p, nlen, "connection") || ows__http_name_is(p, nlen, "proxy-connection")) {
 			close |= has_token(v, vlen, "close");
 			keep_alive |= has_token(v, vlen, "keep-alive");
 			drop = true;
-		} else if (ows__http_name_is(p, nlen, "host") || ows__http_name_is(p, nlen, "keep-alive") ||
+		} else if (ows__http_name_is(p, nlen, "host")) {
+			/* in a tunnel, a front end that routes by Host must route to the host verified */
+			if (w->host && (++nhost > 1 || !names_target(v, vlen, 443, w)))
+				return bad(req, "the Host header names another host than the tunnel's");
+			drop = true;
+		} else if (ows__http_name_is(p, nlen, "upgrade")) {
+			req->upgrade = true;
+			drop = true;
+		} else if (ows__http_name_is(p, nlen, "keep-alive") ||
 			   (nlen >= 6 && strncasecmp(p, "proxy-", 6) == 0) || /* ours, not theirs */
-			   ows__http_name_is(p, nlen, "te") ||
-			   ows__http_name_is(p, nlen, "trailer") || ows__http_name_is(p, nlen, "upgrade")) {
+			   ows__http_name_is(p, nlen, "te") || ows__http_name_is(p, nlen, "trailer") ||
+			   (w->host && ows__http_name_is(p, nlen, "accept-encoding"))) {
 			drop = true;
 		}
 		if (out && !drop) {
@@ -281,8 +339,16 @@ int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
 	}
 	if (req->chunked && req->content_length >= 0)
 		return bad(req, "both Content-Length and Transfer-Encoding");
+	if (w->host && !nhost && req->version_minor == 1)
+		return bad(req, "no Host header");
 	req->close = close || (req->version_minor == 0 && !keep_alive);
 	if (out) {
+		if (req->content_length >= 0)
+			append(out, &o, cap, "Content-Length: %lld\r\n", (long long)req->content_length);
+		if (req->chunked)
+			append(out, &o, cap, "Transfer-Encoding: chunked\r\n");
+		if (w->host) /* the response is scrubbed as it comes: not compressed */
+			append(out, &o, cap, "Accept-Encoding: identity\r\n");
 		append(out, &o, cap, "Connection: %s\r\n\r\n",
 				      req->close ? "close" : "keep-alive");
 		if (o >= cap)
@@ -292,12 +358,30 @@ int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
 	return 1;
 }
 
+int ows__http_parse(const char *buf, size_t len, ows__http_req *req)
+{
+	const where proxy = {NULL, 0};
+	return parse(buf, len, &proxy, req);
+}
+
+int ows__http_parse_in_tunnel(const char *buf, size_t len, const char *host, int port,
+			      ows__http_req *req)
+{
+	const where tunnel = {host, port};
+	return parse(buf, len, &tunnel, req);
+}
+
 enum {
 	CH_SIZE0, CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF,
 	CH_TRAILER_START, CH_TRAILER_LINE, CH_TRAILER_LF, CH_END_LF, CH_DONE,
 };
 
 #define CH_LINE_MAX 4096
+
+bool ows__chunked_in_data(const ows__chunked *st)
+{
+	return st->state == CH_DATA && st->left > 0;
+}
 
 long ows__chunked_feed(ows__chunked *st, const char *buf, size_t len, bool *done)
 {

@@ -45,7 +45,6 @@
 #define MAX_RELAYS 64              /* injected tunnels served at once, per session */
 #define HANDSHAKE_MS 15000
 #define IDLE_MS (10 * 60 * 1000)   /* a tunnel with no byte either way for this long ends */
-#define HOLD_MS 100                /* how long a possible start of a secret waits for more */
 #define RELAY_STACK (256 * 1024)
 #define HEAD_MAX 16384
 #define VALID_DAYS 30
@@ -740,6 +739,9 @@ struct ows__reqfilter {
 	uint64_t left;
 	ows__chunked chunk;
 	const char *error;
+	/* the requests sent whose answers have not begun: was each a HEAD? */
+	bool heads[64];
+	size_t first_head, nheads;
 };
 
 ows__reqfilter *ows__reqfilter_new(const ows__inject *inj, const char *host, int port)
@@ -773,83 +775,68 @@ static int refuse(ows__reqfilter *f, const char *why)
 	return -1;
 }
 
-/* The value of one header line, without the spaces around it. */
-static void header_value(char *line, size_t n, size_t colon, char **v, size_t *vlen)
+/* Puts the secrets of the tunnel's host in the named headers of a head the
+ * parser rewrote: one "Name: value" a line, CRLF, nothing folded. */
+static void inject_head(const ows__reqfilter *f, char *h, size_t n)
 {
-	size_t s = colon + 1, e = n;
-	while (s < e && (line[s] == ' ' || line[s] == '\t'))
-		s++;
-	while (e > s && (line[e - 1] == ' ' || line[e - 1] == '\t'))
-		e--;
-	*v = line + s;
-	*vlen = e - s;
-}
-
-/* Checks and rewrites one complete head in place; sets the body's framing. */
-static int take_head(ows__reqfilter *f, char *h, size_t n)
-{
-	/* request line: METHOD SP target SP HTTP/1.x */
-	char *eol = (char *)find(h, n, "\r\n", 2);
-	size_t ml = 0;
-	while (eol && ml < (size_t)(eol - h) && ows__http_is_tchar((unsigned char)h[ml]))
-		ml++;
-	if (!eol || ml == 0 || h[ml] != ' ')
-		return refuse(f, "bad request line");
-	if (ows__http_name_is(h, ml, "CONNECT"))
-		return refuse(f, "CONNECT inside an injected tunnel");
-	int64_t length = -1;
-	bool chunked = false;
-	for (char *line = eol + 2; line < h + n - 2;) {
+	for (char *line = h; line < h + n;) {
 		char *end = (char *)find(line, (size_t)(h + n - line), "\r\n", 2);
-		size_t ll = (size_t)(end - line);
-		if (ll == 0)
+		if (!end)
 			break;
-		if (line[0] == ' ' || line[0] == '\t')
-			return refuse(f, "folded header line");
-		size_t colon = 0;
-		while (colon < ll && ows__http_is_tchar((unsigned char)line[colon]))
-			colon++;
-		if (colon == 0 || colon == ll || line[colon] != ':')
-			return refuse(f, "bad header line");
-		char *v;
-		size_t vl;
-		header_value(line, ll, colon, &v, &vl);
-		if (ows__http_name_is(line, colon, "content-length")) {
-			int64_t x = 0;
-			for (size_t i = 0; i < vl; i++) {
-				if (v[i] < '0' || v[i] > '9' || x > (INT64_MAX - 9) / 10)
-					return refuse(f, "bad Content-Length");
-				x = x * 10 + (v[i] - '0');
+		char *colon = memchr(line, ':', (size_t)(end - line));
+		if (colon && line != h) {
+			size_t nl = (size_t)(colon - line);
+			char *v = colon + 1;
+			while (v < end && *v == ' ')
+				v++;
+			for (size_t i = 0; i < f->inj->nrules; i++) {
+				const rule *r = &f->inj->rules[i];
+				if (rule_for(r, f->host, f->port) && ows__http_name_is(line, nl, r->header))
+					ows__inject_swap(v, (size_t)(end - v), r->placeholder, r->secret,
+							 r->len);
 			}
-			if (vl == 0 || (length >= 0 && length != x))
-				return refuse(f, "bad Content-Length");
-			length = x;
-		} else if (ows__http_name_is(line, colon, "transfer-encoding")) {
-			if (chunked || !ows__http_name_is(v, vl, "chunked"))
-				return refuse(f, "a transfer coding other than chunked");
-			chunked = true;
-		} else if (ows__http_name_is(line, colon, "upgrade")) {
-			return refuse(f, "a protocol upgrade inside an injected tunnel");
-		}
-		for (size_t i = 0; i < f->inj->nrules; i++) {
-			const rule *r = &f->inj->rules[i];
-			if (rule_for(r, f->host, f->port) && ows__http_name_is(line, colon, r->header))
-				ows__inject_swap(v, vl, r->placeholder, r->secret, r->len);
 		}
 		line = end + 2;
 	}
-	if (chunked && length >= 0)
-		return refuse(f, "both Content-Length and Transfer-Encoding");
-	if (chunked) {
-		f->state = F_CHUNK;
-		f->chunk = (ows__chunked){0};
-	} else if (length > 0) {
-		f->state = F_BODY;
-		f->left = (uint64_t)length;
-	} else {
-		f->state = F_HEAD;
+}
+
+/* A whole head is at the start of f->head[0..f->hlen): parse it strictly, the
+ * way the server will, and queue its rewritten form.  0 more is needed,
+ * 1 done (*used: the head's bytes), -1 refused. */
+static int take_head(ows__reqfilter *f, size_t *used, char **out, size_t *len, size_t *cap)
+{
+	ows__http_req req;
+	int r = ows__http_parse_in_tunnel(f->head, f->hlen, f->host, f->port, &req);
+	if (r < 0)
+		return refuse(f, req.error);
+	if (r == 0)
+		return f->hlen >= HEAD_MAX ? refuse(f, "a request head over 16 KiB") : 0;
+	int rc = 0;
+	if (req.upgrade)
+		rc = refuse(f, "a protocol upgrade inside an injected tunnel");
+	else if (f->nheads == OWS__ARRAY_LEN(f->heads))
+		rc = refuse(f, "too many requests waiting for their answers");
+	if (rc == 0) {
+		inject_head(f, req.upstream_head, req.upstream_head_len);
+		if (append(out, len, cap, req.upstream_head, req.upstream_head_len) < 0)
+			rc = refuse(f, "out of memory");
+		mbedtls_platform_zeroize(req.upstream_head, req.upstream_head_len);
 	}
-	return 0;
+	if (rc == 0) {
+		/* what the response side must know to frame the answer */
+		f->heads[(f->first_head + f->nheads++) % OWS__ARRAY_LEN(f->heads)] =
+			strcmp(req.method, "HEAD") == 0;
+		if (req.chunked) {
+			f->state = F_CHUNK;
+			f->chunk = (ows__chunked){0};
+		} else if (req.content_length > 0) {
+			f->state = F_BODY;
+			f->left = (uint64_t)req.content_length;
+		}
+		*used = req.head_len;
+	}
+	ows__http_req_release(&req);
+	return rc < 0 ? rc : 1;
 }
 
 int ows__reqfilter_feed(ows__reqfilter *f, const char *in, size_t n, char **out, size_t *len,
@@ -859,38 +846,23 @@ int ows__reqfilter_feed(ows__reqfilter *f, const char *in, size_t n, char **out,
 		if (f->state == F_BAD)
 			return -1;
 		if (f->state == F_HEAD) {
-			if (f->hlen == 0) {
-				/* empty lines before a request are allowed and dropped */
-				while (n > 0 && (*in == '\r' || *in == '\n')) {
-					in++;
-					n--;
-				}
-				if (n == 0)
-					break;
-			}
 			size_t old = f->hlen, take = n < HEAD_MAX - old ? n : HEAD_MAX - old;
 			memcpy(f->head + old, in, take);
 			f->hlen += take;
-			size_t from = old > 3 ? old - 3 : 0;
-			const char *e = find(f->head + from, f->hlen - from, "\r\n\r\n", 4);
-			if (!e) {
-				if (f->hlen == HEAD_MAX)
-					return refuse(f, "a request head over 16 KiB");
+			size_t hl = 0;
+			int r = take_head(f, &hl, out, len, cap);
+			if (r < 0)
+				return -1;
+			if (r == 0) {
 				in += take;
 				n -= take;
 				continue;
 			}
-			size_t hl = (size_t)(e + 4 - f->head);
-			size_t used = hl - old;
-			if (take_head(f, f->head, hl) < 0)
-				return -1;
-			int rc = append(out, len, cap, f->head, hl);
-			mbedtls_platform_zeroize(f->head, hl);
+			/* the head ended in what just came: the rest is its body, or the next */
+			mbedtls_platform_zeroize(f->head, f->hlen);
 			f->hlen = 0;
-			if (rc < 0)
-				return refuse(f, "out of memory");
-			in += used;
-			n -= used;
+			in += hl - old;
+			n -= hl - old;
 		} else if (f->state == F_BODY) {
 			size_t take = (uint64_t)n < f->left ? n : (size_t)f->left;
 			if (append(out, len, cap, in, take) < 0)
@@ -918,28 +890,52 @@ int ows__reqfilter_feed(ows__reqfilter *f, const char *in, size_t n, char **out,
 
 /* --------------------------------------------------------- response side */
 
+/*
+ * Responses are framed as the client will frame them, so that the scrubber
+ * sees each body as the client will read it: a chunked body de-chunked (a
+ * chunk boundary inside a secret hides nothing) and sent on in chunks of its
+ * own, a body the host compressed refused (the request asked for identity;
+ * a host that compresses anyway cannot be scrubbed).  What may begin a
+ * secret is held for as long as it takes, never for a time the host could
+ * outwait; a body that ends inside a secret has that part of it turned into
+ * the same part of the placeholder.
+ */
+enum { R_HEAD, R_BODY, R_CHUNK, R_EOF, R_BAD };
+
+#define RESP_HEAD_MAX 65536
+
 struct ows__scrub {
 	const rule **rules;
 	size_t nrules;
-	size_t longest;
+	ows__reqfilter *rq; /* whose requests these answer; NULL: none was a HEAD */
+	int state;
+	char *head;         /* a response head as it comes, RESP_HEAD_MAX */
+	size_t hlen;
+	uint64_t left;      /* R_BODY: bytes still to come */
+	ows__chunked chunk; /* R_CHUNK: where the chunked body is */
 	char *work;
 	size_t cap;
-	size_t held;    /* bytes at the start of work kept from the last feed */
+	size_t held;        /* bytes at the start of work kept from the last feed */
+	char *piece;        /* a chunk's scrubbed data, before its framing */
+	size_t piece_len, piece_cap;
+	const char *error;
 };
 
-ows__scrub *ows__scrub_new(const ows__inject *inj, const char *host, int port)
+ows__scrub *ows__scrub_new(const ows__inject *inj, const char *host, int port,
+			   ows__reqfilter *rq)
 {
 	ows__scrub *s = calloc(1, sizeof(*s));
-	if (!s || !(s->rules = calloc(inj->nrules ? inj->nrules : 1, sizeof(*s->rules)))) {
+	if (!s || !(s->rules = calloc(inj->nrules ? inj->nrules : 1, sizeof(*s->rules))) ||
+	    !(s->head = malloc(RESP_HEAD_MAX))) {
+		if (s)
+			free(s->rules);
 		free(s);
 		return NULL;
 	}
+	s->rq = rq;
 	for (size_t i = 0; i < inj->nrules; i++)
-		if (rule_for(&inj->rules[i], host, port)) {
+		if (rule_for(&inj->rules[i], host, port))
 			s->rules[s->nrules++] = &inj->rules[i];
-			if (inj->rules[i].len > s->longest)
-				s->longest = inj->rules[i].len;
-		}
 	return s;
 }
 
@@ -947,6 +943,8 @@ void ows__scrub_free(ows__scrub *s)
 {
 	if (s) {
 		forget(s->work, s->cap);
+		forget(s->piece, s->piece_cap);
+		forget(s->head, RESP_HEAD_MAX);
 		free(s->rules);
 		free(s);
 	}
@@ -957,23 +955,39 @@ size_t ows__scrub_held(const ows__scrub *s)
 	return s->held;
 }
 
-/* The longest end of w[0..n) that a secret starts with, shorter than the secret. */
-static size_t secret_start_at_end(const ows__scrub *s, const char *w, size_t n)
+const char *ows__scrub_error(const ows__scrub *s)
+{
+	return s->error ? s->error : "";
+}
+
+static int scrub_refuse(ows__scrub *s, const char *why)
+{
+	s->state = R_BAD;
+	s->error = why;
+	return -1;
+}
+
+/* The longest end of w[0..n) that a secret starts with, shorter than the
+ * secret; *r the rule whose secret it is. */
+static size_t secret_start_at_end(const ows__scrub *s, const char *w, size_t n, const rule **r)
 {
 	size_t best = 0;
 	for (size_t i = 0; i < s->nrules; i++) {
-		const rule *r = s->rules[i];
-		for (size_t k = r->len - 1 < n ? r->len - 1 : n; k > best; k--)
-			if (memcmp(w + n - k, r->secret, k) == 0) {
+		const rule *ri = s->rules[i];
+		for (size_t k = ri->len - 1 < n ? ri->len - 1 : n; k > best; k--)
+			if (memcmp(w + n - k, ri->secret, k) == 0) {
 				best = k;
+				*r = ri;
 				break;
 			}
 	}
 	return best;
 }
 
-int ows__scrub_feed(ows__scrub *s, const char *in, size_t n, bool flush, char **out,
-		    size_t *len, size_t *cap)
+/* Body bytes through the scrubber: what cannot begin a secret is appended to
+ * out; `end`: the body ends here, and a secret begun at its end is hidden. */
+static int scrub_data(ows__scrub *s, const char *in, size_t n, bool end, char **out, size_t *len,
+		      size_t *cap)
 {
 	size_t total = s->held + n;
 	if (grow(&s->work, &s->cap, total + 1) < 0)
@@ -983,12 +997,206 @@ int ows__scrub_feed(ows__scrub *s, const char *in, size_t n, bool flush, char **
 	for (size_t i = 0; i < s->nrules; i++)
 		ows__inject_swap(s->work, total, s->rules[i]->secret, s->rules[i]->placeholder,
 				 s->rules[i]->len);
-	size_t keep = flush ? 0 : secret_start_at_end(s, s->work, total);
+	const rule *r = NULL;
+	size_t keep = secret_start_at_end(s, s->work, total, &r);
+	if (end && keep) {
+		memcpy(s->work + total - keep, r->placeholder, keep);
+		keep = 0;
+	}
 	if (append(out, len, cap, s->work, total - keep) < 0)
 		return -1;
 	memmove(s->work, s->work + total - keep, keep);
 	mbedtls_platform_zeroize(s->work + keep, total - keep);
 	s->held = keep;
+	return 0;
+}
+
+/* Chunked body bytes: de-chunked, scrubbed, and sent on as chunks of their own. */
+static int scrub_chunked(ows__scrub *s, const char *in, size_t n, size_t *used, char **out,
+			 size_t *len, size_t *cap)
+{
+	size_t i = 0;
+	bool done = false;
+	s->piece_len = 0;
+	while (i < n && !done) {
+		bool data = ows__chunked_in_data(&s->chunk);
+		/* framing a byte at a time: it is a few bytes a chunk, and never data */
+		size_t give = !data ? 1 : n - i < s->chunk.left ? n - i : (size_t)s->chunk.left;
+		long k = ows__chunked_feed(&s->chunk, in + i, give, &done);
+		if (k < 0)
+			return scrub_refuse(s, "the host's chunked answer is malformed");
+		if (data && scrub_data(s, in + i, (size_t)k, false, &s->piece, &s->piece_len,
+				       &s->piece_cap) < 0)
+			return scrub_refuse(s, "out of memory");
+		i += (size_t)k;
+	}
+	if (done && scrub_data(s, NULL, 0, true, &s->piece, &s->piece_len, &s->piece_cap) < 0)
+		return scrub_refuse(s, "out of memory");
+	char size[24];
+	int sl = snprintf(size, sizeof(size), "%zx\r\n", s->piece_len);
+	if ((s->piece_len && (append(out, len, cap, size, (size_t)sl) < 0 ||
+			      append(out, len, cap, s->piece, s->piece_len) < 0 ||
+			      append(out, len, cap, "\r\n", 2) < 0)) ||
+	    (done && append(out, len, cap, "0\r\n\r\n", 5) < 0)) /* trailers are not sent */
+		return scrub_refuse(s, "out of memory");
+	mbedtls_platform_zeroize(s->piece, s->piece_len);
+	if (done)
+		s->state = R_HEAD;
+	*used = i;
+	return 0;
+}
+
+/* The value of the header `name` in a response head's line, or NULL. */
+static const char *resp_header(const char *line, size_t ll, const char *name, size_t *vl)
+{
+	const char *colon = memchr(line, ':', ll);
+	if (!colon || !ows__http_name_is(line, (size_t)(colon - line), name))
+		return NULL;
+	const char *v = colon + 1, *e = line + ll;
+	while (v < e && (*v == ' ' || *v == '\t'))
+		v++;
+	while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	*vl = (size_t)(e - v);
+	return v;
+}
+
+/* Was the request this response answers a HEAD?  Taken off the queue. */
+static bool answers_head(ows__scrub *s)
+{
+	ows__reqfilter *f = s->rq;
+	if (!f || !f->nheads)
+		return false;
+	bool head = f->heads[f->first_head];
+	f->first_head = (f->first_head + 1) % OWS__ARRAY_LEN(f->heads);
+	f->nheads--;
+	return head;
+}
+
+/* Frames a whole response head h[0..n) (lines end in LF, CR before it allowed). */
+static int frame_response(ows__scrub *s, const char *h, size_t n)
+{
+	if (n < 12 || memcmp(h, "HTTP/1.", 7) != 0 || h[8] != ' ')
+		return scrub_refuse(s, "the host's answer is not HTTP/1.x");
+	int status = 0;
+	for (int k = 9; k < 12; k++)
+		status = h[k] >= '0' && h[k] <= '9' ? status * 10 + (h[k] - '0') : -1000;
+	if (status < 100)
+		return scrub_refuse(s, "the host's answer has no status");
+	int64_t length = -1;
+	bool chunked = false;
+	for (const char *line = (const char *)memchr(h, '\n', n) + 1; line < h + n;) {
+		const char *nl = memchr(line, '\n', (size_t)(h + n - line));
+		size_t ll = (size_t)(nl - line);
+		if (ll && line[ll - 1] == '\r')
+			ll--;
+		if (ll && (line[0] == ' ' || line[0] == '\t'))
+			return scrub_refuse(s, "the host's answer has a folded header");
+		size_t vl;
+		const char *v;
+		if ((v = resp_header(line, ll, "content-length", &vl))) {
+			int64_t x = 0;
+			for (size_t i = 0; i < vl; i++)
+				x = v[i] >= '0' && v[i] <= '9' && x < INT64_MAX / 10 - 9
+					    ? x * 10 + (v[i] - '0')
+					    : -1;
+			if (vl == 0 || x < 0 || (length >= 0 && length != x))
+				return scrub_refuse(s, "the host's answer has a bad Content-Length");
+			length = x;
+		} else if ((v = resp_header(line, ll, "transfer-encoding", &vl))) {
+			if (chunked || !ows__http_name_is(v, vl, "chunked"))
+				return scrub_refuse(s, "the host's answer has a transfer coding "
+						       "other than chunked");
+			chunked = true;
+		} else if ((v = resp_header(line, ll, "content-encoding", &vl)) &&
+			   !ows__http_name_is(v, vl, "identity")) {
+			/* asked for identity: a body it compressed anyway cannot be scrubbed */
+			return scrub_refuse(s, "the host's answer is compressed (Content-Encoding)");
+		}
+		line = nl + 1;
+	}
+	if (status == 101)
+		return scrub_refuse(s, "the host switched protocols");
+	if (status < 200)
+		return 0; /* 100 Continue and the like: the answer is still to come */
+	bool head = answers_head(s);
+	s->state = R_HEAD;
+	if (head || status == 204 || status == 304)
+		return 0;
+	if (chunked) {
+		s->state = R_CHUNK;
+		s->chunk = (ows__chunked){0};
+	} else if (length > 0) {
+		s->state = R_BODY;
+		s->left = (uint64_t)length;
+	} else if (length < 0) {
+		s->state = R_EOF; /* the body ends with the connection */
+	}
+	return 0;
+}
+
+/* Response head bytes: 0 more are needed (all taken), 1 the head ended, -1 refused. */
+static int take_response_head(ows__scrub *s, const char *in, size_t n, size_t *used, char **out,
+			      size_t *len, size_t *cap)
+{
+	size_t i = 0;
+	for (; i < n; i++) {
+		if (s->hlen == RESP_HEAD_MAX)
+			return scrub_refuse(s, "the host's answer has a head over 64 KiB");
+		char c = s->head[s->hlen++] = in[i];
+		if (c == '\0' || (s->hlen >= 2 && s->head[s->hlen - 2] == '\r' && c != '\n'))
+			return scrub_refuse(s, "the host's answer has a stray CR or NUL");
+		size_t h = s->hlen;
+		if (c == '\n' && ((h >= 2 && s->head[h - 2] == '\n') ||
+				  (h >= 3 && s->head[h - 2] == '\r' && s->head[h - 3] == '\n')))
+			break;
+	}
+	if (i == n) {
+		*used = n;
+		return 0;
+	}
+	*used = i + 1;
+	if (frame_response(s, s->head, s->hlen) < 0)
+		return -1;
+	for (size_t k = 0; k < s->nrules; k++)
+		ows__inject_swap(s->head, s->hlen, s->rules[k]->secret, s->rules[k]->placeholder,
+				 s->rules[k]->len);
+	int rc = append(out, len, cap, s->head, s->hlen);
+	mbedtls_platform_zeroize(s->head, s->hlen);
+	s->hlen = 0;
+	return rc < 0 ? scrub_refuse(s, "out of memory") : 1;
+}
+
+int ows__scrub_feed(ows__scrub *s, const char *in, size_t n, bool eof, char **out, size_t *len,
+		    size_t *cap)
+{
+	while (n > 0 && s->state != R_BAD) {
+		size_t used = n;
+		int rc = 0;
+		if (s->state == R_HEAD) {
+			rc = take_response_head(s, in, n, &used, out, len, cap);
+		} else if (s->state == R_BODY) {
+			used = (uint64_t)n < s->left ? n : (size_t)s->left;
+			s->left -= used;
+			rc = scrub_data(s, in, used, s->left == 0, out, len, cap);
+			if (s->left == 0)
+				s->state = R_HEAD;
+		} else if (s->state == R_CHUNK) {
+			rc = scrub_chunked(s, in, n, &used, out, len, cap);
+		} else {
+			rc = scrub_data(s, in, n, false, out, len, cap);
+		}
+		if (rc < 0)
+			return scrub_refuse(s, s->error ? s->error : "out of memory");
+		in += used;
+		n -= used;
+	}
+	if (s->state == R_BAD)
+		return -1;
+	/* the connection ended: a body cut short ends here too */
+	if (eof && (s->state == R_EOF || s->state == R_BODY) &&
+	    scrub_data(s, NULL, 0, true, out, len, cap) < 0)
+		return scrub_refuse(s, "out of memory");
 	return 0;
 }
 
@@ -1139,12 +1347,13 @@ static void answer(ows__sock s, int status, const char *reason, const char *host
 	send_plain(s, msg, (size_t)n, ows__now_ms() + 2000);
 }
 
-/* A 400 inside the client's TLS for a request the filter would not pass, then the end. */
-static void answer_tls(side *c, const char *host, const char *why)
+/* An answer inside the client's TLS for what the filters would not pass, then the end. */
+static void answer_tls(side *c, int status, const char *reason, const char *host, const char *why)
 {
 	char what[600], msg[900];
-	snprintf(what, sizeof(what), "%s in a request to %s", why, host);
-	int n = format_answer(msg, 400, "Bad Request", what);
+	snprintf(what, sizeof(what), "%s %s %s", why, status == 400 ? "in a request to" : "from",
+		 host);
+	int n = format_answer(msg, status, reason, what);
 	int64_t deadline = ows__now_ms() + 2000;
 	for (int off = 0; off < n;) {
 		int w = mbedtls_ssl_write(&c->ssl, (const unsigned char *)msg + off, (size_t)(n - off));
@@ -1174,6 +1383,22 @@ static int upstream_tls(relay *rl, side *u, trust *store, rng *r)
 	return rc;
 }
 
+/*
+ * The name the client's hello asks for, if any, must be the tunnel's host: a
+ * front end shared by tenants (a CDN) routes by it, and the secret is for
+ * this host only.
+ */
+static int sni_is_host(void *arg, mbedtls_ssl_context *ssl, const unsigned char *name, size_t len)
+{
+	const relay *rl = arg;
+	char h[OWS__HOST_MAX];
+	(void)ssl;
+	return ows__host_normalize((const char *)name, len, h) == OWS__HOST_NAME &&
+			       strcmp(h, rl->host) == 0
+		       ? 0
+		       : -1;
+}
+
 static int client_tls(relay *rl, side *c, rng *r)
 {
 	ows__inject *inj = rl->inj;
@@ -1192,6 +1417,8 @@ static int client_tls(relay *rl, side *c, rng *r)
 		rc = side_setup(c, true, r);
 	if (rc == 0)
 		rc = mbedtls_ssl_conf_own_cert(&c->conf, &c->chain, &c->key);
+	if (rc == 0)
+		mbedtls_ssl_conf_sni(&c->conf, sni_is_host, rl);
 	if (rc == 0 && (rc = mbedtls_ssl_setup(&c->ssl, &c->conf)) == 0) {
 		c->io.pre = rl->pre;
 		c->io.pre_len = rl->pre_len;
@@ -1257,10 +1484,10 @@ static int flow_write(side *to, flow *f)
 static void pump(relay *rl, side *c, side *u)
 {
 	ows__reqfilter *rq = ows__reqfilter_new(rl->inj, rl->host, rl->port);
-	ows__scrub *sc = ows__scrub_new(rl->inj, rl->host, rl->port);
+	ows__scrub *sc = rq ? ows__scrub_new(rl->inj, rl->host, rl->port, rq) : NULL;
 	unsigned char *tmp = malloc(MBEDTLS_SSL_MAX_CONTENT_LEN);
 	flow up = {0}, down = {0};
-	int64_t idle_until = ows__now_ms() + IDLE_MS, hold_until = 0;
+	int64_t idle_until = ows__now_ms() + IDLE_MS;
 	while (rq && sc && tmp) {
 		int moved = 0, r;
 		if ((r = flow_read(c, &up, tmp, MBEDTLS_SSL_MAX_CONTENT_LEN, rq, NULL)) < 0)
@@ -1287,28 +1514,20 @@ static void pump(relay *rl, side *c, side *u)
 		int64_t now = ows__now_ms();
 		if (moved) {
 			idle_until = now + IDLE_MS;
-			hold_until = ows__scrub_held(sc) ? now + HOLD_MS : 0;
 			continue;
 		}
-		if (hold_until && now >= hold_until) {
-			/* nothing more came: what might have begun a secret was not one */
-			down.len = down.off = 0;
-			if (ows__scrub_feed(sc, NULL, 0, true, &down.d, &down.len, &down.cap) < 0)
-				break;
-			hold_until = 0;
-			continue;
-		}
-		int64_t until = hold_until && hold_until < idle_until ? hold_until : idle_until;
-		if (until <= now ? until == idle_until : wait_sides(c, u, (int)(until - now)) < 0)
+		if (now >= idle_until || wait_sides(c, u, (int)(idle_until - now)) < 0)
 			break;
 	}
 	if (rq && ows__reqfilter_error(rq)[0])
-		answer_tls(c, rl->host, ows__reqfilter_error(rq));
+		answer_tls(c, 400, "Bad Request", rl->host, ows__reqfilter_error(rq));
+	else if (sc && ows__scrub_error(sc)[0])
+		answer_tls(c, 502, "Bad Gateway", rl->host, ows__scrub_error(sc));
 	free(tmp);
 	forget(up.d, up.cap);
 	forget(down.d, down.cap);
-	ows__reqfilter_free(rq);
 	ows__scrub_free(sc);
+	ows__reqfilter_free(rq);
 }
 
 static void relay_end(relay *rl)

@@ -90,10 +90,13 @@ OWS__HIDDEN int ows__inject_serve(ows__inject *inj, ows__sock client, ows__sock 
 /* ------------------------------------------------ for tests: the filters */
 
 /*
- * The request side's framing: heads are rewritten, bodies (Content-Length
- * or chunked) pass untouched.  A request the filter cannot frame safely
- * (both lengths, an unknown transfer coding, CONNECT, an Upgrade, a head
- * over 16 KiB) ends the connection.
+ * The request side's framing: each head is parsed as strictly as the
+ * proxy's own requests (ows__http_parse_in_tunnel: CRLF only, no control
+ * bytes, no folding, one length, a Host naming the tunnel's host) and what
+ * goes upstream is the head it parsed, rewritten, with the secret put in
+ * the named header; bodies (Content-Length or chunked) pass untouched.  A
+ * request the filter cannot frame so (or an Upgrade, or a head over 16 KiB)
+ * ends the connection.
  */
 typedef struct ows__reqfilter ows__reqfilter;
 OWS__HIDDEN ows__reqfilter *ows__reqfilter_new(const ows__inject *inj, const char *host, int port);
@@ -104,13 +107,23 @@ OWS__HIDDEN int ows__reqfilter_feed(ows__reqfilter *f, const char *in, size_t n,
 				    size_t *len, size_t *cap);
 OWS__HIDDEN const char *ows__reqfilter_error(const ows__reqfilter *f);
 
-/* The response side: every secret of host:port back to its placeholder, the
- * bytes that may begin one held until more come or `flush`. */
+/*
+ * The response side: responses framed as the client frames them (a HEAD's
+ * answer by `rq`'s requests), every secret of host:port in a head or a
+ * decoded body back to its placeholder, a chunked body de-chunked and sent
+ * on re-chunked, what may begin a secret held until more comes or its body
+ * ends (a body that ends inside a secret ends with that part of the
+ * placeholder).  -1 for what cannot be scrubbed (a compressed body, a
+ * transfer coding other than chunked, a malformed frame): ows__scrub_error.
+ * `eof`: the host closed; a body that ends with the connection ends here.
+ */
 typedef struct ows__scrub ows__scrub;
-OWS__HIDDEN ows__scrub *ows__scrub_new(const ows__inject *inj, const char *host, int port);
+OWS__HIDDEN ows__scrub *ows__scrub_new(const ows__inject *inj, const char *host, int port,
+				       ows__reqfilter *rq);
 OWS__HIDDEN void ows__scrub_free(ows__scrub *s);
-OWS__HIDDEN int ows__scrub_feed(ows__scrub *s, const char *in, size_t n, bool flush, char **out,
+OWS__HIDDEN int ows__scrub_feed(ows__scrub *s, const char *in, size_t n, bool eof, char **out,
 				size_t *len, size_t *cap);
 OWS__HIDDEN size_t ows__scrub_held(const ows__scrub *s);
+OWS__HIDDEN const char *ows__scrub_error(const ows__scrub *s);
 
 #endif /* OWS_INJECT_H */

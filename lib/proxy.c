@@ -48,7 +48,14 @@
 #define MAX_ADDRS 8
 #define RESOLVERS 4
 #define BLOCKED_MAX 1024
-#define HEAD_TIMEOUT_MS 30000
+#define HEAD_TIMEOUT_MS 30000 /* from a head's first byte to its last, however they trickle */
+/*
+ * A sandbox's connections at once: a command that opens and holds as many as
+ * it can (trickling a byte now and then) reaches this, not the proxy's cap,
+ * which the other sessions of the host share.  The proxy's own list
+ * (ows_proxy_start) has one client and only the cap.
+ */
+#define SESSION_CONNS 1024
 #define LINGER_MS 2000
 #define HTTP_IDLE_MS 120000
 
@@ -97,6 +104,7 @@ typedef struct conn {
 	int64_t deadline;  /* resolve/connect, or the first response byte; 0: none */
 	bool awaiting;     /* a plain request went up and no response byte came back yet */
 	int64_t last_ms;
+	int64_t head_ms;   /* when the head being read began (or a response last moved) */
 	bool closed;       /* in the graveyard */
 	bool dead;         /* closed while resolving: freed when the answer comes */
 } conn;
@@ -146,6 +154,7 @@ struct ows__pxc {
 	bool port_used[CALL_PORTS]; /* 47801 + i is a call's listener, or taken inside */
 	int next_port;      /* where the search starts: a port freed is reused last */
 	ows__inject *inject; /* the hosts whose TLS is ended for a secret, or NULL; set once */
+	int nconns;          /* its connections open: the loop thread's alone */
 };
 
 /* A listener handed over by a sandbox: a socket in its own network namespace. */
@@ -513,6 +522,7 @@ static void conn_close(ows_proxy *px, conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	px->nconns--;
+	c->cl->nconns--;
 	c->prev = NULL;
 	if (resolving) {
 		c->dead = true;
@@ -780,6 +790,7 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 	memmove(c->in, c->in + req.head_len, c->in_len - req.head_len);
 	c->in_len -= req.head_len;
 	c->in_dirty = c->in_len > 0;
+	c->head_ms = now; /* what follows is the next head's, from now */
 	c->is_connect = req.is_connect;
 	snprintf(c->host, sizeof(c->host), "%s", req.host);
 	c->kind = req.host_kind;
@@ -903,6 +914,7 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 				if (r > 0) {
 					moved = true;
 					c->awaiting = false;
+					c->head_ms = now; /* a next head may wait for this response */
 					if (!c->is_connect)
 						c->deadline = 0;
 				} else if (r == OWS__AGAIN) {
@@ -987,6 +999,8 @@ static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now)
 					goto drop;
 				r = ows__sock_recv(c->cs, c->in + c->in_len, OWS__HTTP_HEAD_MAX - c->in_len);
 				if (r > 0) {
+					if (!c->in_len)
+						c->head_ms = now; /* a head begins */
 					c->in_len += (size_t)r;
 					c->in_dirty = true;
 				} else if (r == OWS__AGAIN) {
@@ -1117,7 +1131,9 @@ static void accept_all(ows_proxy *px, ows__sock listener, ows__pxc *cl, uint32_t
 		ows__sock s = ows__tcp_accept(px->loop, listener, busy503, sizeof(busy503) - 1);
 		if (s == OWS__NOSOCK)
 			return;
-		conn *c = px->nconns < px->max_conns ? calloc(1, sizeof(*c)) : NULL;
+		bool room = px->nconns < px->max_conns &&
+			    (cl == &px->own || cl->nconns < SESSION_CONNS);
+		conn *c = room ? calloc(1, sizeof(*c)) : NULL;
 		if (!c) {
 			ows__sock_send(s, busy503, sizeof(busy503) - 1);
 			ows__sock_close(s);
@@ -1130,12 +1146,13 @@ static void accept_all(ows_proxy *px, ows__sock listener, ows__pxc *cl, uint32_t
 		c->cep = (endpoint){c, false};
 		c->uep = (endpoint){c, true};
 		c->cst = C_HEAD;
-		c->last_ms = now;
+		c->last_ms = c->head_ms = now;
 		c->next = px->conns;
 		if (px->conns)
 			px->conns->prev = c;
 		px->conns = c;
 		px->nconns++;
+		cl->nconns++;
 		watch(px, c);
 	}
 }
@@ -1255,6 +1272,12 @@ static void sweep(ows_proxy *px, int64_t now)
 			continue;
 		}
 		int idle = px->idle_ms;
+		int head = idle < HEAD_TIMEOUT_MS ? idle : HEAD_TIMEOUT_MS;
+		if (c->cst == C_HEAD && c->in_len && now - c->head_ms > head) {
+			/* a head that trickles in is not given more time for each byte */
+			conn_close(px, c);
+			continue;
+		}
 		if (c->cst == C_HEAD && c->ust == U_NONE && idle > HEAD_TIMEOUT_MS)
 			idle = HEAD_TIMEOUT_MS; /* a request head is slow to come */
 		else if (c->cst != C_TUNNEL && idle > HTTP_IDLE_MS)

@@ -224,6 +224,7 @@ typedef struct ows__http_req {
 	int64_t content_length;   /* -1: none given */
 	bool chunked;
 	bool close;               /* the client asked to close after this request */
+	bool upgrade;             /* it asked for another protocol (Upgrade is dropped) */
 	size_t head_len;          /* bytes of the head in the input, CRLFCRLF included */
 	/*
 	 * Plain requests only: the head to send upstream (origin-form target,
@@ -247,6 +248,16 @@ OWS__HIDDEN bool ows__http_name_is(const char *name, size_t nlen, const char *wa
  * nothing to free).  Never reads past len.
  */
 OWS__HIDDEN int ows__http_parse(const char *buf, size_t len, ows__http_req *req);
+/*
+ * The same, strictly alike, for a request inside a tunnel whose TLS the proxy
+ * ended for host:port (a normalised name): origin form, or an https:// URL
+ * naming host:port; one Host, naming host:port (443 when it names no port),
+ * required in HTTP/1.1; no CONNECT.  The upstream head names host:port, asks
+ * for Accept-Encoding: identity (its response is read as text) and carries
+ * Content-Length or Transfer-Encoding: chunked as parsed.
+ */
+OWS__HIDDEN int ows__http_parse_in_tunnel(const char *buf, size_t len, const char *host, int port,
+					  ows__http_req *req);
 OWS__HIDDEN void ows__http_req_release(ows__http_req *req);
 
 /*
@@ -266,5 +277,7 @@ typedef struct ows__chunked {
  * the framing is bad.
  */
 OWS__HIDDEN long ows__chunked_feed(ows__chunked *st, const char *buf, size_t len, bool *done);
+/* Are the next bytes chunk data (the rest: sizes, extensions, CRLFs, trailers)? */
+OWS__HIDDEN bool ows__chunked_in_data(const ows__chunked *st);
 
 #endif /* OWS_PROXY_INTERNAL_H */

@@ -66,6 +66,12 @@ struct ows__plan {
 	 * child subreaper that ends every descendant itself.
 	 */
 	bool in_host_ns;
+	/*
+	 * Init is a clone of the host, not of the launcher: its argument and
+	 * environment area, which /proc/PID/cmdline and environ show to every
+	 * process inside, is the host's (its command line may hold a token).
+	 */
+	bool host_args;
 	pid_t host_pid;              /* in_host_ns: the host, for the proof's signal check */
 	pid_t init_pid;              /* set by init: its own pid (1 in a PID namespace) */
 	uid_t outer_uid;

@@ -577,6 +577,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	p->envp = s->env.v;
 	if (p->userns)
 		p->clone_flags |= CLONE_NEWUSER;
+	p->host_args = true;
 
 	if ((rc = probes_open(&pb, p, li, s->id, err)) < 0)
 		goto fail;

@@ -69,6 +69,24 @@ check "no variable inside holds it" sh -c "! grep -qF -- '$TOKEN' '$PHOME/work/e
 check "no file of the private home holds it" sh -c "! grep -rqF -- '$TOKEN' '$PHOME/work/home-copy'"
 check "the trust bundle is in the private home" test -s "$PHOME/work/home-copy/.owsandbox/ca-bundle.pem"
 check "nothing of the session is left in sandboxes/" sh -c "[ -z \"\$(ls -A '$T/state/sandboxes')\" ]"
+
+# The attacks of inject.sh on the injected tunnel, from inside the closed account: framing
+# (bare LF/CR, CL/TE variants), Host/URL/SNI naming another host (test/helpers/inject_attack.py).
+mkdir -p "$PHOME/work/attacks"
+cp "$ROOT/test/helpers/inject_attack.py" "$PHOME/work/attack.py"
+chown -R "$PERSON" "$PHOME/work/attacks" "$PHOME/work/attack.py"
+: >"$W/injected.log"
+as_person "$BIN/owsbx" run --provider account --net allowlist --rw "$PHOME/work" -- \
+	/usr/bin/python3 "$PHOME/work/attack.py" "$PHOME/work/attacks" "$PA" >"$W/attack.out" 2>&1
+A=$PHOME/work/attacks
+for a in lf_head_end lf_length cr_length cl_te te_twice te_list te_space_name cl_twice \
+	host_other host_port host_twice url_other; do
+	check "account: $a is refused with a 400 inside TLS" grep -q "^HTTP/1.1 400 " "$A/$a"
+done
+check "account: a TLS hello naming another host is refused" grep -q "^tls-refused" "$A/sni_other"
+check "account: a well-formed request still gets the token in" grep -q "accepted" "$A/plain"
+check "account: the host never got the token outside the header" \
+	sh -c "! $PY -c 'import json,sys; [print(json.loads(l)[\"body\"]) for l in open(sys.argv[1])]' '$W/injected.log' | grep -qF -- '$TOKEN'"
 rm -rf "$PHOME/work"
 cp -p "$T/config.before-inject" "$CONF"
 done_testing

@@ -452,6 +452,46 @@ static int many(int n, const char *up)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- flood */
+
+/*
+ * Session A holds as many proxy connections as it can, each with a request
+ * head begun and a byte more every second (test/helpers/proxy_flood.py);
+ * once it holds them, session B makes 20 requests, one after the other.
+ * Then A's trickling connections are waited for: the proxy ends each when
+ * its head is not whole 30 s after it began, however it trickles.
+ */
+static int flood(const char *up, const char *dir, const char *script, const char *n)
+{
+	char url[96];
+	ows_policy *p = upstream_policy(up, dir, url, sizeof(url));
+	ows_config *c = config();
+	ows_session *a = open_session(p, c, NULL), *b = open_session(p, c, NULL);
+	const char *fargv[] = {"/usr/bin/python3", script, dir, up, n, NULL};
+	ows_proc *fa;
+	ows_error err;
+	ows_error_clear(&err);
+	if (ows_session_spawn(a, fargv, NULL, &fa, &err) < 0)
+		die("spawn flood", &err);
+	char held[512];
+	snprintf(held, sizeof(held), "%s/held", dir);
+	for (int i = 0; i < 1200 && access(held, F_OK) != 0; i++)
+		usleep(50000);
+	ows_proc *rb = spawn_sh(b,
+		"ok=0; for i in $(seq 20); do "
+		"[ \"$(curl -s -m 20 -o /dev/null -w '%{http_code}' \"$1\")\" = 200 ] && ok=$((ok+1)); "
+		"done; echo $ok >\"$2/b_ok\"", url, dir);
+	printf("b_exit=%d\n", wait_code(rb));
+	printf("a_exit=%d\n", wait_code(fa));
+	ows_proc_free(rb);
+	ows_proc_free(fa);
+	ows_session_close(b, NULL);
+	ows_session_close(a, NULL);
+	ows_policy_free(p);
+	ows_config_free(c);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -461,8 +501,11 @@ int main(int argc, char **argv)
 		return squat(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "two") == 0)
 		return two(argv[2], argv[3]);
+	if (argc == 6 && strcmp(argv[1], "flood") == 0)
+		return flood(argv[2], argv[3], argv[4], argv[5]);
 	if (argc == 4 && strcmp(argv[1], "many") == 0)
 		return many(atoi(argv[2]), argv[3]);
-	fprintf(stderr, "usage: proxy_calls_host calls UP DIR | two UP NAME | many N UP\n");
+	fprintf(stderr, "usage: proxy_calls_host calls UP DIR | two UP NAME | many N UP | "
+			"flood UP DIR SCRIPT N\n");
 	return 2;
 }
