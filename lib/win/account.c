@@ -4,8 +4,9 @@
  * Commands run as OWSandboxOpenNet (`open`) or OWSandboxClosedNet (`none`;
  * `allowlist`, through the session's proxy on Winsock), accounts that machine setup
  * made.  At open: the session folders are granted to the account (acl.c,
- * journaled first), a private folder under the state folder is made and
- * granted, a job (kill on close, no breakaway) and a desktop of the
+ * journaled first, in a journal the session holds open), a private folder
+ * under the state folder is made and granted, WinSta0 is opened to the
+ * account (reference-counted like the folders), a job (kill on close, no breakaway) and a desktop of the
  * session's own are created, and the wall is proved from inside by the
  * runner.  Each command is the runner, started with CreateProcessWithLogonW
  * as the account, suspended, put in the job, then resumed; it reads its
@@ -27,6 +28,7 @@ typedef struct win_impl {
 	char *state_dir;
 	char account[32];
 	wchar_t password[33];
+	HANDLE journal; /* held open for the session's life: cleanup leaves it */
 	char **granted;
 	size_t ngranted;
 	char *private_dir;
@@ -59,6 +61,8 @@ static void impl_free(win_impl *w, ows_session *s)
 		free(w->granted[i]);
 	}
 	free(w->granted);
+	if (w->journal)
+		ows__win_journal_release(&cfg, s->id, w->journal);
 	if (w->private_dir)
 		ows__win_rmtree(w->private_dir, NULL);
 	free(w->private_dir);
@@ -251,12 +255,14 @@ static int windows_open(ows_session *s, const ows_policy *policy, const ows_conf
 	ows__strv paths = {0};
 	snprintf(w->account, sizeof(w->account), "%s",
 		 s->net == OWS_NET_OPEN ? OWS__WIN_OPEN_USER_A : OWS__WIN_CLOSED_USER_A);
-	if (!(w->granted = ows__calloc(policy->nfolders + 2, sizeof(char *), err)) ||
+	if (!(w->granted = ows__calloc(policy->nfolders + 3, sizeof(char *), err)) ||
 	    !(w->state_dir = ows__strdup(config->state_dir, err))) {
 		rc = OWS_ENOMEM;
 		goto fail;
 	}
 	if ((rc = ows__win_password_of(config->state_dir, w->account, w->password, err)) < 0)
+		goto fail;
+	if ((rc = ows__win_journal_hold(config, s->id, &w->journal, err)) < 0)
 		goto fail;
 	ows_machine_cleanup(config, NULL); /* grants crashed hosts left behind */
 	home = ows__plat_home_dir();
@@ -277,7 +283,8 @@ static int windows_open(ows_session *s, const ows_policy *policy, const ows_conf
 	c = paths.v[2];
 	if ((rc = ows__win_mkdir_p(h, err)) < 0 || (rc = ows__win_mkdir_p(t, err)) < 0 ||
 	    (rc = ows__win_mkdir_p(c, err)) < 0 ||
-	    (rc = grant(w, s, config, w->private_dir, OWS_ACCESS_RW, w->private_dir, err)) < 0)
+	    (rc = grant(w, s, config, w->private_dir, OWS_ACCESS_RW, w->private_dir, err)) < 0 ||
+	    (rc = grant(w, s, config, OWS__WIN_WINSTA, OWS_ACCESS_RO, OWS__WIN_WINSTA, err)) < 0)
 		goto fail;
 	ows__strv_pushf(&s->env, err, "USERPROFILE=%s", h);
 	ows__strv_pushf(&s->env, err, "TEMP=%s", t);
