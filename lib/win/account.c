@@ -12,6 +12,9 @@
  * as the account, suspended, put in the job, then resumed; it reads its
  * command and environment from a request file (cli/win/runner.c).
  */
+#include <winsock2.h>
+#include <ws2tcpip.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,11 +196,51 @@ static int start_runner(win_impl *w, uint32_t id, const wchar_t *cwd, const wcha
 	return 0;
 }
 
+/*
+ * A listener for the closed-mode proof: every address of the machine, IPv4
+ * and IPv6 (one dual-stack socket), on a port outside the proxy's range,
+ * which the account must not reach.
+ */
+static SOCKET listen_outside_range(int *port)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		SOCKET l = socket(AF_INET6, SOCK_STREAM, IPPROTO_TCP);
+		if (l == INVALID_SOCKET)
+			return l;
+		DWORD off = 0;
+		setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, (const char *)&off, sizeof(off));
+		struct sockaddr_in6 a;
+		memset(&a, 0, sizeof(a));
+		a.sin6_family = AF_INET6;
+		a.sin6_addr = in6addr_any;
+		int len = sizeof(a);
+		if (bind(l, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(l, 4) == 0 &&
+		    getsockname(l, (struct sockaddr *)&a, &len) == 0) {
+			*port = ntohs(a.sin6_port);
+			if (*port < OWS__PROXY_PORT_FIRST || *port > OWS__PROXY_PORT_LAST)
+				return l;
+		}
+		closesocket(l);
+	}
+	return INVALID_SOCKET;
+}
+
 static int prove(win_impl *w, ows_session *s, const ows_policy *p, const char *home,
 		 ows_error *err)
 {
-	/* Entries: every folder as granted, the profile unreadable. */
-	size_t cap = 4;
+	/* Closed modes: a port outside the proxy's range, listened on, must be out of reach. */
+	WSADATA wd;
+	bool closed = s->net != OWS_NET_OPEN, ws = closed && WSAStartup(MAKEWORD(2, 2), &wd) == 0;
+	int port = 0;
+	SOCKET l = ws ? listen_outside_range(&port) : INVALID_SOCKET;
+	if (closed && l == INVALID_SOCKET) {
+		if (ws)
+			WSACleanup();
+		return ows__fail(err, OWS_EVERIFY, 0, "proof", NULL,
+				 "cannot listen on a local port for the closed mode's proof");
+	}
+	/* Entries: every folder as granted, the profile unreadable, the port unreachable. */
+	size_t cap = 24;
 	for (size_t i = 0; i < p->nfolders; i++)
 		cap += strlen(p->folders[i].path) + 8;
 	cap += (home ? strlen(home) : 0) + strlen(w->private_dir) + 16;
@@ -212,6 +255,8 @@ static int prove(win_impl *w, ows_session *s, const ows_policy *p, const char *h
 	n += (size_t)swprintf(entries + n, cap - n, L"+w %hs", w->private_dir) + 1;
 	if (home)
 		n += (size_t)swprintf(entries + n, cap - n, L"-r %hs", home) + 1;
+	if (closed)
+		n += (size_t)swprintf(entries + n, cap - n, L"-p %d", port) + 1;
 	entries[n] = L'\0';
 	wchar_t cwd[MAX_PATH];
 	swprintf(cwd, MAX_PATH, L"%hs", w->private_dir);
@@ -226,11 +271,15 @@ static int prove(win_impl *w, ows_session *s, const ows_policy *p, const char *h
 		GetExitCodeProcess(h, &code);
 		CloseHandle(h);
 		chk.passed = code == 0;
-		snprintf(chk.detail, sizeof(chk.detail), "%lu failed checks (folders, profile)",
-			 (unsigned long)code);
+		snprintf(chk.detail, sizeof(chk.detail), "%lu failed checks (folders, profile%s)",
+			 (unsigned long)code, closed ? ", a local port outside 47800-47899" : "");
 	} else {
 		snprintf(chk.detail, sizeof(chk.detail), "the runner did not start");
 	}
+	if (l != INVALID_SOCKET)
+		closesocket(l);
+	if (ws)
+		WSACleanup();
 	s->proof_json = ows__proof_json("windows", ows__net_name(s->net), &chk, 1, NULL);
 	if (rc == 0 && !chk.passed)
 		rc = ows__fail(err, OWS_EVERIFY, 0, "proof", "run `owsbx machine sandbox status`",
