@@ -185,6 +185,14 @@ OWS__HIDDEN int ows__pipe_create(const wchar_t *name, const wchar_t *sddl, HANDL
  */
 OWS__HIDDEN int ows__ac_profile_make(const wchar_t *name, PSID *sid, bool *made, ows_error *err);
 OWS__HIDDEN void ows__ac_profile_drop(const wchar_t *name);
+/*
+ * An integrity label as a security descriptor and its SACL (inside *sd,
+ * LocalFree(*sd)); the appcontainer provider labels read-write folders
+ * OWS__AC_LOW_LABEL for the session: Low, no write up, inherited.
+ */
+#define OWS__AC_LOW_LABEL L"S:(ML;OICI;NW;;;LW)"
+OWS__HIDDEN int ows__ac_label_sd(const wchar_t *sddl, PSECURITY_DESCRIPTOR *sd, PACL *sacl,
+				 ows_error *err);
 /* The internetClient capability's SID (S-1-15-3-1); FreeSid. */
 OWS__HIDDEN int ows__ac_internet_sid(PSID *out, ows_error *err);
 
