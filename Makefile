@@ -268,7 +268,7 @@ $(WIN_OUT)/libowsandbox.a: $(WIN_LIB_OBJS)
 # The runner: started as the sandbox account, it reads the command's
 # environment from a file (never the command line) and runs the command.
 $(WIN_OUT)/owsbx-runner.exe: $(WIN_OUT)/cli/win/runner.o
-	$(WIN_CC) $(WIN_CFLAGS) -municode -o $@ $<
+	$(WIN_CC) $(WIN_CFLAGS) -municode -o $@ $< -lws2_32
 
 # owsbx.exe: the Linux CLI's files, with cli/win/os.c for what differs (cli/os.h).
 WIN_CLI_OBJS = $(addprefix $(WIN_OUT)/cli/,main.o args.o complete.o win/os.o win/exec.o)
@@ -301,7 +301,8 @@ $(WIN_OUT)/test/implib.exe: test/win/implib.c test/win/wtap.h $(WIN_OUT)/owsandb
 	$(WIN_CC) $(WIN_CPPFLAGS) -Itest/win -DOWSTEST_VERSION='"$(VERSION)"' $(WIN_CFLAGS) -o $@ $< \
 		-L$(WIN_OUT) -lowsandbox
 
-# test/win/stdio.c runs the runner.
+# test/win/stdio.c and test/win/proof.c run the runner.
+$(WIN_OUT)/test/proof.exe: $(WIN_OUT)/owsbx-runner.exe
 $(WIN_OUT)/test/stdio.exe: $(WIN_OUT)/owsbx-runner.exe
 # test/win/cli.c runs owsbx.exe.
 $(WIN_OUT)/test/cli.exe: $(WIN_OUT)/owsbx.exe

@@ -17,15 +17,59 @@
  * inherits the account and the job), waits, and exits with its code.
  *
  * A command line of "?prove" runs the proof instead: each entry "+r PATH"
- * must be readable, "+w PATH" writable, "-r PATH" unreadable; the exit code
- * is the number of failed checks, and each result is printed.
+ * must be readable, "+w PATH" writable, "-r PATH" unreadable, "-p PORT"
+ * unreachable (the host listens there, outside the proxy's range, on every
+ * address of the machine); the exit code is the number of failed checks,
+ * and each result is printed.
  */
+#include <winsock2.h>
+#include <ws2tcpip.h>
 #include <windows.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
+
+static bool connects(const struct sockaddr *sa, int len)
+{
+	SOCKET s = socket(sa->sa_family, SOCK_STREAM, IPPROTO_TCP);
+	if (s == INVALID_SOCKET)
+		return false;
+	bool ok = connect(s, sa, len) == 0;
+	closesocket(s);
+	return ok;
+}
+
+/*
+ * Every way the account could reach the host's listener: loopback by name
+ * and by address, and each of the machine's own addresses, which Windows
+ * also loops back (the firewall rule does not see them; the WFP filters'
+ * loopback flag does).
+ */
+static bool port_unreachable(const wchar_t *port)
+{
+	WSADATA wd;
+	if (WSAStartup(MAKEWORD(2, 2), &wd) != 0)
+		return false;
+	char name[256] = "localhost", p[16];
+	snprintf(p, sizeof(p), "%ls", port);
+	const char *hosts[] = {"127.0.0.1", "::1", "localhost", name};
+	gethostname(name, sizeof(name));
+	bool reached = false;
+	for (size_t h = 0; h < sizeof(hosts) / sizeof(hosts[0]) && !reached; h++) {
+		struct addrinfo hints, *res = NULL;
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_socktype = SOCK_STREAM;
+		if (getaddrinfo(hosts[h], p, &hints, &res) != 0)
+			continue;
+		for (struct addrinfo *a = res; a && !reached; a = a->ai_next)
+			reached = connects(a->ai_addr, (int)a->ai_addrlen);
+		freeaddrinfo(res);
+	}
+	WSACleanup();
+	return !reached;
+}
 
 static int prove(const wchar_t *const *items, size_t n)
 {
@@ -36,7 +80,9 @@ static int prove(const wchar_t *const *items, size_t n)
 			continue;
 		const wchar_t *path = e + 3;
 		bool ok;
-		if (e[1] == L'w') {
+		if (e[1] == L'p') {
+			ok = e[0] == L'-' && port_unreachable(path);
+		} else if (e[1] == L'w') {
 			wchar_t probe[32768];
 			swprintf(probe, 32768, L"%ls\\.owsbx-probe-%lu", path, GetCurrentProcessId());
 			HANDLE h = CreateFileW(probe, GENERIC_WRITE, 0, NULL, CREATE_NEW,

@@ -275,7 +275,29 @@ static const char *const toolchain_bins[][2] = {
 	{".cargo", ".cargo/bin"}, {".local/bin", ".local/bin"}, {"go", "go/bin"},
 	{".deno", ".deno/bin"}, {".bun", ".bun/bin"}, {".volta", ".volta/bin"},
 	{".pyenv", ".pyenv/shims"}, {".rbenv", ".rbenv/shims"}, {".local/pipx", ".local/bin"},
+	{".asdf", ".asdf/shims"},
 };
+
+/*
+ * Toolchains whose shims and proxies find their versions through their own
+ * home, by default under HOME: under the private HOME they would look in an
+ * empty folder.  When one is shared, its variable names the person's real
+ * (read-only) folder.  CARGO_HOME so, too: rustup's proxies live in it, and
+ * cargo's registry there is read-only (spec 003's known limit).
+ */
+static const char *const toolchain_homes[][2] = {
+	{".rustup", "RUSTUP_HOME"}, {".cargo", "CARGO_HOME"},  {".pyenv", "PYENV_ROOT"},
+	{".volta", "VOLTA_HOME"},   {".rbenv", "RBENV_ROOT"}, {".asdf", "ASDF_DATA_DIR"},
+};
+
+static int toolchain_home_env(const char *name, const char *real, ows__share *sh,
+			      ows_error *err)
+{
+	for (size_t i = 0; i < OWS__ARRAY_LEN(toolchain_homes); i++)
+		if (strcmp(toolchain_homes[i][0], name) == 0)
+			return ows__strv_pushf(&sh->env, err, "%s=%s", toolchain_homes[i][1], real);
+	return 0;
+}
 
 static int collect_toolchains(const ows_config *config, const ows_policy *policy,
 			      const char *home, int homefd, ows__share *sh, ows_error *err)
@@ -301,6 +323,8 @@ static int collect_toolchains(const ows_config *config, const ows_policy *policy
 		int rc = ows__check_folder_vs_home(real, home, err);
 		if (rc == 0)
 			rc = ows__strv_push(&sh->ro_dirs, real, err);
+		if (rc == 0)
+			rc = toolchain_home_env(t, real, sh, err);
 		free(real);
 		if (rc < 0)
 			return rc;

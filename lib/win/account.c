@@ -4,13 +4,17 @@
  * Commands run as OWSandboxOpenNet (`open`) or OWSandboxClosedNet (`none`;
  * `allowlist`, through the session's proxy on Winsock), accounts that machine setup
  * made.  At open: the session folders are granted to the account (acl.c,
- * journaled first), a private folder under the state folder is made and
- * granted, a job (kill on close, no breakaway) and a desktop of the
+ * journaled first, in a journal the session holds open), a private folder
+ * under the state folder is made and granted, WinSta0 is opened to the
+ * account (reference-counted like the folders), a job (kill on close, no breakaway) and a desktop of the
  * session's own are created, and the wall is proved from inside by the
  * runner.  Each command is the runner, started with CreateProcessWithLogonW
  * as the account, suspended, put in the job, then resumed; it reads its
  * command and environment from a request file (cli/win/runner.c).
  */
+#include <winsock2.h>
+#include <ws2tcpip.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +31,7 @@ typedef struct win_impl {
 	char *state_dir;
 	char account[32];
 	wchar_t password[33];
+	HANDLE journal; /* held open for the session's life: cleanup leaves it */
 	char **granted;
 	size_t ngranted;
 	char *private_dir;
@@ -59,6 +64,8 @@ static void impl_free(win_impl *w, ows_session *s)
 		free(w->granted[i]);
 	}
 	free(w->granted);
+	if (w->journal)
+		ows__win_journal_release(&cfg, s->id, w->journal);
 	if (w->private_dir)
 		ows__win_rmtree(w->private_dir, NULL);
 	free(w->private_dir);
@@ -189,11 +196,51 @@ static int start_runner(win_impl *w, uint32_t id, const wchar_t *cwd, const wcha
 	return 0;
 }
 
+/*
+ * A listener for the closed-mode proof: every address of the machine, IPv4
+ * and IPv6 (one dual-stack socket), on a port outside the proxy's range,
+ * which the account must not reach.
+ */
+static SOCKET listen_outside_range(int *port)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		SOCKET l = socket(AF_INET6, SOCK_STREAM, IPPROTO_TCP);
+		if (l == INVALID_SOCKET)
+			return l;
+		DWORD off = 0;
+		setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, (const char *)&off, sizeof(off));
+		struct sockaddr_in6 a;
+		memset(&a, 0, sizeof(a));
+		a.sin6_family = AF_INET6;
+		a.sin6_addr = in6addr_any;
+		int len = sizeof(a);
+		if (bind(l, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(l, 4) == 0 &&
+		    getsockname(l, (struct sockaddr *)&a, &len) == 0) {
+			*port = ntohs(a.sin6_port);
+			if (*port < OWS__PROXY_PORT_FIRST || *port > OWS__PROXY_PORT_LAST)
+				return l;
+		}
+		closesocket(l);
+	}
+	return INVALID_SOCKET;
+}
+
 static int prove(win_impl *w, ows_session *s, const ows_policy *p, const char *home,
 		 ows_error *err)
 {
-	/* Entries: every folder as granted, the profile unreadable. */
-	size_t cap = 4;
+	/* Closed modes: a port outside the proxy's range, listened on, must be out of reach. */
+	WSADATA wd;
+	bool closed = s->net != OWS_NET_OPEN, ws = closed && WSAStartup(MAKEWORD(2, 2), &wd) == 0;
+	int port = 0;
+	SOCKET l = ws ? listen_outside_range(&port) : INVALID_SOCKET;
+	if (closed && l == INVALID_SOCKET) {
+		if (ws)
+			WSACleanup();
+		return ows__fail(err, OWS_EVERIFY, 0, "proof", NULL,
+				 "cannot listen on a local port for the closed mode's proof");
+	}
+	/* Entries: every folder as granted, the profile unreadable, the port unreachable. */
+	size_t cap = 24;
 	for (size_t i = 0; i < p->nfolders; i++)
 		cap += strlen(p->folders[i].path) + 8;
 	cap += (home ? strlen(home) : 0) + strlen(w->private_dir) + 16;
@@ -208,6 +255,8 @@ static int prove(win_impl *w, ows_session *s, const ows_policy *p, const char *h
 	n += (size_t)swprintf(entries + n, cap - n, L"+w %hs", w->private_dir) + 1;
 	if (home)
 		n += (size_t)swprintf(entries + n, cap - n, L"-r %hs", home) + 1;
+	if (closed)
+		n += (size_t)swprintf(entries + n, cap - n, L"-p %d", port) + 1;
 	entries[n] = L'\0';
 	wchar_t cwd[MAX_PATH];
 	swprintf(cwd, MAX_PATH, L"%hs", w->private_dir);
@@ -222,11 +271,15 @@ static int prove(win_impl *w, ows_session *s, const ows_policy *p, const char *h
 		GetExitCodeProcess(h, &code);
 		CloseHandle(h);
 		chk.passed = code == 0;
-		snprintf(chk.detail, sizeof(chk.detail), "%lu failed checks (folders, profile)",
-			 (unsigned long)code);
+		snprintf(chk.detail, sizeof(chk.detail), "%lu failed checks (folders, profile%s)",
+			 (unsigned long)code, closed ? ", a local port outside 47800-47899" : "");
 	} else {
 		snprintf(chk.detail, sizeof(chk.detail), "the runner did not start");
 	}
+	if (l != INVALID_SOCKET)
+		closesocket(l);
+	if (ws)
+		WSACleanup();
 	s->proof_json = ows__proof_json("windows", ows__net_name(s->net), &chk, 1, NULL);
 	if (rc == 0 && !chk.passed)
 		rc = ows__fail(err, OWS_EVERIFY, 0, "proof", "run `owsbx machine sandbox status`",
@@ -251,12 +304,14 @@ static int windows_open(ows_session *s, const ows_policy *policy, const ows_conf
 	ows__strv paths = {0};
 	snprintf(w->account, sizeof(w->account), "%s",
 		 s->net == OWS_NET_OPEN ? OWS__WIN_OPEN_USER_A : OWS__WIN_CLOSED_USER_A);
-	if (!(w->granted = ows__calloc(policy->nfolders + 2, sizeof(char *), err)) ||
+	if (!(w->granted = ows__calloc(policy->nfolders + 3, sizeof(char *), err)) ||
 	    !(w->state_dir = ows__strdup(config->state_dir, err))) {
 		rc = OWS_ENOMEM;
 		goto fail;
 	}
 	if ((rc = ows__win_password_of(config->state_dir, w->account, w->password, err)) < 0)
+		goto fail;
+	if ((rc = ows__win_journal_hold(config, s->id, &w->journal, err)) < 0)
 		goto fail;
 	ows_machine_cleanup(config, NULL); /* grants crashed hosts left behind */
 	home = ows__plat_home_dir();
@@ -277,7 +332,8 @@ static int windows_open(ows_session *s, const ows_policy *policy, const ows_conf
 	c = paths.v[2];
 	if ((rc = ows__win_mkdir_p(h, err)) < 0 || (rc = ows__win_mkdir_p(t, err)) < 0 ||
 	    (rc = ows__win_mkdir_p(c, err)) < 0 ||
-	    (rc = grant(w, s, config, w->private_dir, OWS_ACCESS_RW, w->private_dir, err)) < 0)
+	    (rc = grant(w, s, config, w->private_dir, OWS_ACCESS_RW, w->private_dir, err)) < 0 ||
+	    (rc = grant(w, s, config, OWS__WIN_WINSTA, OWS_ACCESS_RO, OWS__WIN_WINSTA, err)) < 0)
 		goto fail;
 	ows__strv_pushf(&s->env, err, "USERPROFILE=%s", h);
 	ows__strv_pushf(&s->env, err, "TEMP=%s", t);

@@ -7,8 +7,15 @@
  * Windows, not we, carries it down the tree), plus a traverse-only entry on
  * each folder between it and the profile root.  It is journaled before it
  * is made: <state_dir>\journal\<session>.journal, in the portable format of
- * lib/journal.c, the account's RID in the uid's place.  Revoke removes
- * exactly the SID's explicit entries and keeps the folder's protection.
+ * lib/journal.c, the account's RID in the uid's place.  A live session
+ * holds its journal open; cleanup takes only the journals no one holds.
+ *
+ * Entries are the account's, but grants are per session: two sessions on
+ * one account may hold the same folder, and every grant passes through the
+ * profile root.  So each grant or revoke sets the account's one explicit
+ * entry on every object it touches to what the active grants of all the
+ * journals still need there (reference counting by the journals), and the
+ * last session out removes it.  Revoke keeps the folder's protection.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +41,10 @@ void ows__ace_entry(PSID sid, ows__ace_kind kind, EXPLICIT_ACCESS_W *ea)
 	case OWS__ACE_RO:
 		ea->grfAccessPermissions = OWS__MASK_RO;
 		ea->grfInheritance = OWS__INHERIT_TREE;
+		break;
+	case OWS__ACE_WINSTA:
+		ea->grfAccessPermissions = OWS__MASK_WINSTA;
+		ea->grfInheritance = NO_INHERITANCE;
 		break;
 	default:
 		ea->grfAccessPermissions = OWS__MASK_TRAVERSE;
@@ -162,6 +173,102 @@ int ows__pipe_create(const wchar_t *name, const wchar_t *sddl, HANDLE *out, ows_
 	return 0;
 }
 
+/* ------------------------------------------------------ the security calls */
+
+/*
+ * "\\.\winsta\NAME" names a window station in a journal (absolute, as the
+ * journal wants, and in the device namespace, so never a session's folder);
+ * anything else is a file path.
+ */
+#define WINSTA_PREFIX "\\\\.\\winsta\\"
+
+static bool is_winsta(const char *path)
+{
+	return strncmp(path, WINSTA_PREFIX, sizeof(WINSTA_PREFIX) - 1) == 0;
+}
+
+static DWORD real_get(const char *name, PACL *dacl, bool *protect, PSECURITY_DESCRIPTOR *sd)
+{
+	bool winsta = is_winsta(name);
+	wchar_t *w = ows__wide(winsta ? name + sizeof(WINSTA_PREFIX) - 1 : name);
+	if (!w)
+		return ERROR_INVALID_NAME;
+	DWORD e;
+	if (!winsta) {
+		e = GetNamedSecurityInfoW(w, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL,
+					  dacl, NULL, sd);
+	} else {
+		/* Window stations have no unique names: by handle, as the docs require. */
+		HWINSTA h = OpenWindowStationW(w, FALSE, READ_CONTROL);
+		e = h ? GetSecurityInfo(h, SE_WINDOW_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL,
+					dacl, NULL, sd)
+		      : GetLastError();
+		if (h)
+			CloseWindowStation(h);
+	}
+	free(w);
+	SECURITY_DESCRIPTOR_CONTROL ctl = 0;
+	DWORD rev;
+	if (e == ERROR_SUCCESS)
+		GetSecurityDescriptorControl(*sd, &ctl, &rev);
+	*protect = (ctl & SE_DACL_PROTECTED) != 0;
+	return e;
+}
+
+static DWORD real_set(const char *name, PACL dacl, bool protect)
+{
+	bool winsta = is_winsta(name);
+	wchar_t *w = ows__wide(winsta ? name + sizeof(WINSTA_PREFIX) - 1 : name);
+	if (!w)
+		return ERROR_INVALID_NAME;
+	DWORD e;
+	if (!winsta) {
+		/* The folder keeps its protection state: inherited entries stay as they were. */
+		SECURITY_INFORMATION si = DACL_SECURITY_INFORMATION |
+					  (protect ? PROTECTED_DACL_SECURITY_INFORMATION
+						   : UNPROTECTED_DACL_SECURITY_INFORMATION);
+		e = SetNamedSecurityInfoW(w, SE_FILE_OBJECT, si, NULL, NULL, dacl, NULL);
+	} else {
+		HWINSTA h = OpenWindowStationW(w, FALSE, READ_CONTROL | WRITE_DAC);
+		e = h ? SetSecurityInfo(h, SE_WINDOW_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL,
+					dacl, NULL)
+		      : GetLastError();
+		if (h)
+			CloseWindowStation(h);
+	}
+	free(w);
+	return e;
+}
+
+static const ows__win_secops real_ops = {ows__sid_of, real_get, real_set};
+static const ows__win_secops *secops = &real_ops;
+
+void ows__win_secops_use(const ows__win_secops *ops)
+{
+	secops = ops ? ops : &real_ops;
+}
+
+/*
+ * One lock for every grant and revoke on the machine: each reads what all the
+ * journals hold and then writes the entry, so two hosts must not interleave.
+ */
+static HANDLE grants_lock(void)
+{
+	HANDLE m = CreateMutexW(NULL, FALSE, L"Global\\OWSandboxGrants");
+	/* WAIT_ABANDONED: a host died holding it; the journals are still the truth. */
+	if (m)
+		WaitForSingleObject(m, INFINITE);
+	return m;
+}
+
+static void grants_unlock(HANDLE m)
+{
+	if (m) {
+		ReleaseMutex(m);
+		CloseHandle(m);
+	}
+}
+
 /* ------------------------------------------------------------ on disk */
 
 static char *journal_path(const ows_config *c, const char *id, ows_error *err)
@@ -184,46 +291,183 @@ static int journal_append(const char *path, const char *line, ows_error *err)
 	return rc;
 }
 
-/* Adds (kind != 0) or removes (kind == 0) the SID's entry on one path. */
-static int set_entry(const char *path, PSID sid, ows__ace_kind kind, ows_error *err)
+static int journal_read(const char *path, ows__jstate *st)
 {
-	wchar_t *w = ows__wide(path);
-	if (!w)
-		return ows__fail(err, OWS_EINVAL, EILSEQ, path, NULL, "the path is not valid UTF-8");
-	PACL dacl = NULL, nacl = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = ows__read_file(path, &text, &len, NULL);
+	if (rc == 0)
+		rc = ows__jstate_parse(text, len, st, NULL);
+	free(text);
+	return rc;
+}
+
+/*
+ * Held from the session's open to its close: readable and appendable by the
+ * grant calls, never openable for delete, which is how cleanup tells a live
+ * host's journal from a dead one's.  Not inherited by anything spawned.
+ */
+int ows__win_journal_hold(const ows_config *c, const char *session_id, HANDLE *out,
+			  ows_error *err)
+{
+	*out = INVALID_HANDLE_VALUE;
+	char *path = journal_path(c, session_id, err);
+	wchar_t *w = path ? ows__wide(path) : NULL;
+	int rc = w ? 0 : (err && err->code ? err->code : OWS_ENOMEM);
+	if (rc == 0) {
+		HANDLE h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+				       OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
+		if (h == INVALID_HANDLE_VALUE)
+			rc = ows__fail_win(err, 0, GetLastError(), path, OWS__WIN_SETUP_HINT,
+					   "cannot open the grant journal");
+		*out = h;
+	}
+	free(w);
+	free(path);
+	return rc;
+}
+
+void ows__win_journal_release(const ows_config *c, const char *session_id, HANDLE held)
+{
+	if (held && held != INVALID_HANDLE_VALUE)
+		CloseHandle(held);
+	char *path = journal_path(c, session_id, NULL);
+	wchar_t *w = path ? ows__wide(path) : NULL;
+	ows__jstate st;
+	/* A grant still active (a revoke failed) leaves the journal to cleanup. */
+	if (w && journal_read(path, &st) == 0) {
+		if (st.ngrants == 0)
+			DeleteFileW(w);
+		ows__jstate_free(&st);
+	}
+	free(w);
+	free(path);
+}
+
+/* ------------------------------------------------------- reference counts */
+
+static ows__ace_kind kind_of(const ows__jgrant *g)
+{
+	if (is_winsta(g->path))
+		return OWS__ACE_WINSTA;
+	return g->access == OWS_ACCESS_RW ? OWS__ACE_RW : OWS__ACE_RO;
+}
+
+/* Each kind's mask holds the next one's (RW > RO > traverse); 0 is none. */
+static ows__ace_kind stronger(ows__ace_kind a, ows__ace_kind b)
+{
+	if (!a || (b && b < a))
+		return b;
+	return a;
+}
+
+/* What one grant needs on `target`: its own entry, a traverse entry on its way, or none. */
+static ows__ace_kind grant_needs(const ows__jgrant *g, const char *target)
+{
+	if (_stricmp(g->path, target) == 0)
+		return kind_of(g);
+	ows__strv chain = {0};
+	ows__ace_kind k = 0;
+	if (g->home && ows__traverse_chain(g->path, g->home, &chain, NULL) == 0)
+		for (size_t i = 0; i < chain.len && !k; i++)
+			if (_stricmp(chain.v[i], target) == 0)
+				k = OWS__ACE_TRAVERSE;
+	ows__strv_free(&chain);
+	return k;
+}
+
+/*
+ * The entry the account needs on `target` for every active grant of every
+ * journal on the machine, live or left by a dead host, but the one grant
+ * (skip_id, skip_path) being revoked: what another session holds stays until
+ * the last one goes.
+ */
+static ows__ace_kind still_needed(const ows_config *c, uint32_t rid, const char *target,
+				  const char *skip_id, const char *skip_path)
+{
+	char *pattern = ows__asprintf(NULL, "%s\\journal\\*.journal", c->state_dir);
+	wchar_t *w = pattern ? ows__wide(pattern) : NULL;
+	WIN32_FIND_DATAW fd;
+	HANDLE h = w ? FindFirstFileW(w, &fd) : INVALID_HANDLE_VALUE;
+	ows__ace_kind want = 0;
+	while (h != INVALID_HANDLE_VALUE) {
+		char *name = ows__narrow(fd.cFileName);
+		char *path = name ? ows__asprintf(NULL, "%s\\journal\\%s", c->state_dir, name) : NULL;
+		size_t idlen = name ? strlen(name) - strlen(".journal") : 0;
+		bool self = skip_id && name && strlen(skip_id) == idlen &&
+			    strncmp(name, skip_id, idlen) == 0;
+		ows__jstate st;
+		if (path && journal_read(path, &st) == 0) {
+			for (size_t i = 0; i < st.ngrants; i++) {
+				const ows__jgrant *g = &st.grants[i];
+				if (g->acct_uid != rid ||
+				    (self && skip_path && _stricmp(g->path, skip_path) == 0))
+					continue;
+				want = stronger(want, grant_needs(g, target));
+			}
+			ows__jstate_free(&st);
+		}
+		free(path);
+		free(name);
+		if (!FindNextFileW(h, &fd)) {
+			FindClose(h);
+			h = INVALID_HANDLE_VALUE;
+		}
+	}
+	free(w);
+	free(pattern);
+	return want;
+}
+
+/* The SID's explicit entries on one object replaced by one of `want` (0: none). */
+static int reset_entry(const char *path, PSID sid, ows__ace_kind want, ows_error *err)
+{
+	PACL dacl = NULL, bare = NULL, nacl = NULL;
 	PSECURITY_DESCRIPTOR sd = NULL;
-	DWORD e = GetNamedSecurityInfoW(w, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL,
-					&dacl, NULL, &sd);
+	bool protect = false;
+	DWORD e = secops->get_dacl(path, &dacl, &protect, &sd);
 	int rc = 0;
 	if (e != ERROR_SUCCESS) {
 		rc = ows__fail_win(err, 0, e, path, NULL, "cannot read the folder's permissions");
 		goto out;
 	}
-	SECURITY_DESCRIPTOR_CONTROL ctl = 0;
-	DWORD rev;
-	GetSecurityDescriptorControl(sd, &ctl, &rev);
-	rc = kind ? ows__acl_add(dacl, sid, kind, &nacl, err) : ows__acl_remove_sid(dacl, sid, &nacl, err);
-	if (rc < 0)
+	if ((rc = ows__acl_remove_sid(dacl, sid, &bare, err)) < 0 ||
+	    (want && (rc = ows__acl_add(bare, sid, want, &nacl, err)) < 0))
 		goto out;
-	/* The folder keeps its protection state: inherited entries stay as they were. */
-	SECURITY_INFORMATION si = DACL_SECURITY_INFORMATION |
-				  (ctl & SE_DACL_PROTECTED ? PROTECTED_DACL_SECURITY_INFORMATION
-							   : UNPROTECTED_DACL_SECURITY_INFORMATION);
-	e = SetNamedSecurityInfoW(w, SE_FILE_OBJECT, si, NULL, NULL, nacl, NULL);
+	e = secops->set_dacl(path, nacl ? nacl : bare, protect);
 	if (e != ERROR_SUCCESS)
 		rc = ows__fail_win(err, 0, e, path, "check that you own the folder",
-				   kind ? "cannot grant the sandbox access" : "cannot revoke the grant");
+				   want ? "cannot grant the sandbox access" : "cannot revoke the grant");
 out:
 	LocalFree(nacl);
+	LocalFree(bare);
 	LocalFree(sd);
-	free(w);
+	return rc;
+}
+
+/*
+ * Every object one grant touches (the path, then the folders on its way,
+ * innermost first) set to what the journals still need there.
+ */
+static int settle(const ows_config *c, PSID sid, const char *path, const char *home,
+		  const char *skip_id, const char *skip_path, ows_error *err)
+{
+	ows__strv chain = {0};
+	int rc = home ? ows__traverse_chain(path, home, &chain, err) : 0;
+	if (rc == 0)
+		rc = reset_entry(path, sid, still_needed(c, rid_of(sid), path, skip_id, skip_path),
+				 err);
+	for (size_t i = chain.len; i-- > 0 && rc == 0;)
+		rc = reset_entry(chain.v[i], sid,
+				 still_needed(c, rid_of(sid), chain.v[i], skip_id, skip_path), err);
+	ows__strv_free(&chain);
 	return rc;
 }
 
 /* The AppContainer provider's grants: a SID no account name stands for, not journaled. */
 int ows__acl_set_sid(const char *path, PSID sid, ows__ace_kind kind, ows_error *err)
 {
-	return set_entry(path, sid, kind, err);
+	return reset_entry(path, sid, kind, err);
 }
 
 static int acl_grant(const ows_config *config, const char *session_id, const char *account,
@@ -234,9 +478,9 @@ static int acl_grant(const ows_config *config, const char *session_id, const cha
 	if (access != OWS_ACCESS_RO && access != OWS_ACCESS_RW)
 		return ows__fail(err, OWS_EINVAL, 0, path, NULL, "unknown access");
 	PSID sid = NULL, me = NULL;
-	ows__strv chain = {0};
 	char *jpath = NULL, *line = NULL;
-	int rc = ows__sid_of(account, &sid, err);
+	HANDLE lock = NULL;
+	int rc = secops->sid_of(account, &sid, err);
 	if (rc < 0)
 		goto out;
 	char user[256];
@@ -244,22 +488,18 @@ static int acl_grant(const ows_config *config, const char *session_id, const cha
 	uint32_t person = 0;
 	if (GetUserNameA(user, &ul) && ows__sid_of(user, &me, NULL) == 0)
 		person = rid_of(me);
+	const char *home = strcmp(home_root, path) ? home_root : NULL;
 	if (!(jpath = journal_path(config, session_id, err)) ||
-	    !(line = ows__jline_grant(account, rid_of(sid), person, access, path,
-				      strcmp(home_root, path) ? home_root : NULL))) {
+	    !(line = ows__jline_grant(account, rid_of(sid), person, access, path, home))) {
 		rc = err && err->code ? err->code : OWS_ENOMEM;
 		goto out;
 	}
+	lock = grants_lock();
 	/* Journaled first: a host that dies after this line leaves it to cleanup. */
-	if ((rc = journal_append(jpath, line, err)) < 0 ||
-	    (rc = ows__traverse_chain(path, home_root, &chain, err)) < 0)
-		goto out;
-	for (size_t i = 0; i < chain.len && rc == 0; i++)
-		rc = set_entry(chain.v[i], sid, OWS__ACE_TRAVERSE, err);
-	if (rc == 0)
-		rc = set_entry(path, sid, access == OWS_ACCESS_RW ? OWS__ACE_RW : OWS__ACE_RO, err);
+	if ((rc = journal_append(jpath, line, err)) == 0)
+		rc = settle(config, sid, path, home, NULL, NULL, err);
 out:
-	ows__strv_free(&chain);
+	grants_unlock(lock);
 	free(sid);
 	free(me);
 	free(jpath);
@@ -273,32 +513,33 @@ static int acl_revoke(const ows_config *config, const char *session_id, const ch
 	if (!config || !session_id || !account || !path)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "an argument is NULL");
 	PSID sid = NULL;
-	char *jpath = NULL, *text = NULL, *line = NULL;
+	char *jpath = NULL, *line = NULL;
 	ows__jstate st = {0};
-	ows__strv chain = {0};
-	int rc = ows__sid_of(account, &sid, err);
+	HANDLE lock = NULL;
+	int rc = secops->sid_of(account, &sid, err);
 	if (rc < 0 || !(jpath = journal_path(config, session_id, err)))
 		goto out;
+	lock = grants_lock();
+	char *text = NULL;
 	size_t len = 0;
-	if ((rc = ows__read_file(jpath, &text, &len, err)) < 0 ||
-	    (rc = ows__jstate_parse(text, len, &st, err)) < 0)
+	if ((rc = ows__read_file(jpath, &text, &len, err)) == 0)
+		rc = ows__jstate_parse(text, len, &st, err);
+	free(text);
+	if (rc < 0)
 		goto out;
 	const char *home = NULL;
 	for (size_t i = 0; i < st.ngrants; i++)
 		if (st.grants[i].acct_uid == rid_of(sid) && strcmp(st.grants[i].path, path) == 0)
 			home = st.grants[i].home;
-	rc = set_entry(path, sid, 0, err);
-	if (rc == 0 && home && (rc = ows__traverse_chain(path, home, &chain, err)) == 0)
-		for (size_t i = chain.len; i-- > 0 && rc == 0;)
-			rc = set_entry(chain.v[i], sid, 0, err);
-	if (rc == 0 && (line = ows__jline_revoke(rid_of(sid), path)))
+	/* Done first, journaled once done: an entry is never left unaccounted for. */
+	if ((rc = settle(config, sid, path, home, session_id, path, err)) == 0 &&
+	    (line = ows__jline_revoke(rid_of(sid), path)))
 		rc = journal_append(jpath, line, err);
 out:
+	grants_unlock(lock);
 	ows__jstate_free(&st);
-	ows__strv_free(&chain);
 	free(sid);
 	free(jpath);
-	free(text);
 	free(line);
 	return rc;
 }

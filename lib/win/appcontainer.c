@@ -3,7 +3,8 @@
  *
  * One AppContainer profile per session, OWSandbox.<session id>.  Its SID
  * gets an inheritable entry on every session folder (modify, or read and
- * execute) and on the private folder; `none` asks for no capability, `open`
+ * execute) and on the private folder, and each read-write one is labelled
+ * Low integrity for the session (labels below); `none` asks for no capability, `open`
  * for internetClient (loopback isolation keeps it off the host's
  * loopback); `allowlist` needs an elevated helper to exempt the container
  * for the proxy's port, which does not exist yet, so it is refused.  Every
@@ -105,7 +106,9 @@ static int marker_line(HANDLE h, const char *kind, const char *what, ows_error *
 	return 0;
 }
 
-/* Undoes one marker's lines: every grant's entry, the private folder, the profile. */
+static void label_restore(char *rest);
+
+/* Undoes one marker's lines: every grant's entry and label, the private folder, the profile. */
 static void undo_marker(const ac_api *a, char *text)
 {
 	PSID sid = NULL;
@@ -130,6 +133,8 @@ static void undo_marker(const ac_api *a, char *text)
 			free(w);
 		} else if (strcmp(line, "grant") == 0 && sid) {
 			ows__acl_set_sid(sp, sid, 0, NULL);
+		} else if (strcmp(line, "label") == 0) {
+			label_restore(sp);
 		} else if (strcmp(line, "dir") == 0) {
 			ows__win_rmtree(sp, NULL);
 		}
@@ -173,6 +178,81 @@ static void sweep_stale(const ac_api *a, const char *dir)
 	free(pattern);
 }
 
+/* ------------------------------------------------------------ labels */
+
+/*
+ * An AppContainer process runs at Low integrity, and a folder keeps its
+ * Medium label whatever its DACL grants: Windows refuses writes from below
+ * (no-write-up).  So each read-write folder is labelled Low, inherited, for
+ * the session; its earlier label is written to the marker first ("label
+ * SDDL PATH", "-" for none) and put back at close, or by the next open's
+ * sweep when the host was killed.
+ */
+
+
+int ows__ac_label_sd(const wchar_t *sddl, PSECURITY_DESCRIPTOR *sd, PACL *sacl, ows_error *err)
+{
+	BOOL present = FALSE, defaulted = FALSE;
+	*sd = NULL;
+	*sacl = NULL;
+	if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, sd, NULL) ||
+	    !GetSecurityDescriptorSacl(*sd, &present, sacl, &defaulted)) {
+		DWORD e = GetLastError();
+		LocalFree(*sd);
+		*sd = NULL;
+		return ows__fail_win(err, 0, e, "SDDL", NULL, "cannot build the integrity label");
+	}
+	return 0;
+}
+
+static int label_set(const char *path, const wchar_t *sddl, ows_error *err)
+{
+	PSECURITY_DESCRIPTOR sd;
+	PACL sacl;
+	int rc = ows__ac_label_sd(sddl, &sd, &sacl, err);
+	wchar_t *w = rc == 0 ? ows__wide(path) : NULL;
+	if (rc == 0 && !w)
+		rc = ows__fail(err, OWS_EINVAL, EILSEQ, path, NULL, "the path is not valid UTF-8");
+	DWORD e = w ? SetNamedSecurityInfoW(w, SE_FILE_OBJECT, LABEL_SECURITY_INFORMATION, NULL,
+					    NULL, NULL, sacl)
+		    : ERROR_SUCCESS;
+	if (rc == 0 && e != ERROR_SUCCESS)
+		rc = ows__fail_win(err, 0, e, path, "check that you own the folder",
+				   "cannot set the folder's integrity label");
+	free(w);
+	LocalFree(sd);
+	return rc;
+}
+
+/* The folder's label as SDDL ("S:" with no entry when it has none); LocalFree. */
+static wchar_t *label_get(const char *path)
+{
+	wchar_t *w = ows__wide(path), *sddl = NULL;
+	PSECURITY_DESCRIPTOR sd = NULL;
+	PACL sacl = NULL;
+	if (w && GetNamedSecurityInfoW(w, SE_FILE_OBJECT, LABEL_SECURITY_INFORMATION, NULL, NULL,
+				       NULL, &sacl, &sd) == ERROR_SUCCESS)
+		ConvertSecurityDescriptorToStringSecurityDescriptorW(sd, SDDL_REVISION_1,
+								     LABEL_SECURITY_INFORMATION,
+								     &sddl, NULL);
+	LocalFree(sd);
+	free(w);
+	return sddl;
+}
+
+/* "label SDDL PATH": the folder gets its earlier label back ("-": none, as "S:" says). */
+static void label_restore(char *rest)
+{
+	char *sp = strchr(rest, ' ');
+	if (!sp)
+		return;
+	*sp++ = '\0';
+	wchar_t *sddl = ows__wide(strcmp(rest, "-") ? rest : "S:");
+	if (sddl)
+		label_set(sp, sddl, NULL);
+	free(sddl);
+}
+
 /* ------------------------------------------------------------ session */
 
 typedef struct ac_impl {
@@ -185,6 +265,7 @@ typedef struct ac_impl {
 	SID_AND_ATTRIBUTES cap;
 	SECURITY_CAPABILITIES caps;
 	ows__strv granted;
+	ows__strv labels;   /* "SDDL PATH": the read-write folders' earlier labels */
 	char *dir;          /* the private folder */
 	char *marker;
 	HANDLE marker_h;
@@ -195,6 +276,9 @@ static void impl_free(ac_impl *a)
 	ows__win_base_close(&a->base); /* the job first: nothing runs while grants go */
 	for (size_t i = a->granted.len; a->sid && i-- > 0;)
 		ows__acl_set_sid(a->granted.v[i], a->sid, 0, NULL);
+	for (size_t i = a->labels.len; i-- > 0;)
+		label_restore(a->labels.v[i]);
+	ows__strv_free(&a->labels);
 	if (a->dir)
 		ows__win_rmtree(a->dir, NULL);
 	if (a->made)
@@ -252,9 +336,27 @@ int ows__ac_internet_sid(PSID *out, ows_error *err)
 	return 0;
 }
 
+/* A read-write folder labelled Low for the session, its earlier label journaled first. */
+static int label_low(ac_impl *a, const char *path, ows_error *err)
+{
+	wchar_t *old = label_get(path);
+	char *old8 = old ? ows__narrow(old) : NULL;
+	LocalFree(old);
+	/* "S:" alone (or nothing read) is no label: "-" in the marker. */
+	char *line = ows__asprintf(err, "%s %s", old8 && strcmp(old8, "S:") ? old8 : "-", path);
+	free(old8);
+	int rc = line ? marker_line(a->marker_h, "label", line, err) : OWS_ENOMEM;
+	if (rc == 0 && (rc = ows__strv_push(&a->labels, line, err)) == 0)
+		rc = label_set(path, OWS__AC_LOW_LABEL, err);
+	free(line);
+	return rc;
+}
+
 static int grant(ac_impl *a, const char *path, ows__ace_kind kind, ows_error *err)
 {
-	int rc = marker_line(a->marker_h, "grant", path, err);
+	int rc = kind == OWS__ACE_RW ? label_low(a, path, err) : 0;
+	if (rc == 0)
+		rc = marker_line(a->marker_h, "grant", path, err);
 	if (rc == 0 && (rc = ows__acl_set_sid(path, a->sid, kind, err)) == 0 &&
 	    ows__strv_push(&a->granted, path, err) < 0)
 		rc = OWS_ENOMEM;
@@ -332,8 +434,48 @@ static void cmd_path(char *out, size_t len)
 	snprintf(out, len, "%s\\System32\\cmd.exe", sr ? sr : "C:\\Windows");
 }
 
+/* cmd.exe's exit code for argv, started in the container and the job (-1: not started). */
+static long contained_exit(ac_impl *a, const char *const argv[], ows_error *err)
+{
+	HANDLE h = NULL;
+	if (ows__win_spawn_contained(a->base.job, &a->caps, argv, NULL, a->dir, NULL, &h, NULL,
+				     err) < 0)
+		return -1;
+	DWORD code = 1;
+	WaitForSingleObject(h, 30000);
+	GetExitCodeProcess(h, &code);
+	CloseHandle(h);
+	return (long)code;
+}
+
+/* From inside, a file written and removed in each read-write folder: the label and the grant. */
+static int prove_writes(ac_impl *a, const ows_policy *policy, char *detail, size_t len)
+{
+	char cmd[MAX_PATH + 32];
+	cmd_path(cmd, sizeof(cmd));
+	int failed = 0;
+	for (size_t i = 0; i <= policy->nfolders; i++) {
+		const char *dir = i < policy->nfolders ? policy->folders[i].path : a->dir;
+		if (i < policy->nfolders && policy->folders[i].access != OWS_ACCESS_RW)
+			continue;
+		char probe[MAX_PATH * 2];
+		snprintf(probe, sizeof(probe), "%s\\.owsbx-probe-%lu", dir,
+			 (unsigned long)GetCurrentProcessId());
+		const char *write[] = {cmd, "/d", "/c", "copy", "/y", "NUL", probe, NULL};
+		const char *del[] = {cmd, "/d", "/c", "del", "/f", "/q", probe, NULL};
+		if (contained_exit(a, write, NULL) != 0) {
+			if (!failed++)
+				snprintf(detail, len, "cannot write in %s from inside", dir);
+		}
+		contained_exit(a, del, NULL);
+	}
+	if (!failed)
+		snprintf(detail, len, "a file written in each read-write folder from inside");
+	return failed;
+}
+
 /* A probe child, started in the container and in the job; its token is checked before it runs. */
-static int prove(ac_impl *a, ows_session *s, ows_error *err)
+static int prove(ac_impl *a, ows_session *s, const ows_policy *policy, ows_error *err)
 {
 	char cmd[MAX_PATH + 32];
 	cmd_path(cmd, sizeof(cmd));
@@ -341,9 +483,10 @@ static int prove(ac_impl *a, ows_session *s, ows_error *err)
 	HANDLE h = NULL;
 	int rc = ows__win_spawn_contained(a->base.job, &a->caps, argv, NULL, a->dir, NULL, &h,
 					  NULL, err);
-	ows__check chk[2] = {
+	ows__check chk[3] = {
 		{.name = "AppContainer token", .passed = rc == 0},
 		{.name = "network capability", .passed = rc == 0},
+		{.name = "read-write folders", .passed = false},
 	};
 	snprintf(chk[0].detail, sizeof(chk[0].detail), "%s",
 		 rc == 0 ? "the probe child's token has TokenIsAppContainer"
@@ -354,8 +497,13 @@ static int prove(ac_impl *a, ows_session *s, ows_error *err)
 	if (rc == 0) {
 		WaitForSingleObject(h, 30000);
 		CloseHandle(h);
+		chk[2].passed = prove_writes(a, policy, chk[2].detail, sizeof(chk[2].detail)) == 0;
+	} else {
+		snprintf(chk[2].detail, sizeof(chk[2].detail), "not tried: no probe child");
 	}
-	s->proof_json = ows__proof_json("appcontainer", ows__net_name(s->net), chk, 2, NULL);
+	s->proof_json = ows__proof_json("appcontainer", ows__net_name(s->net), chk, 3, NULL);
+	if (rc == 0 && !chk[2].passed)
+		rc = ows__fail(err, OWS_EVERIFY, 0, "proof", NULL, "%s", chk[2].detail);
 	return rc;
 }
 
@@ -390,7 +538,7 @@ static int ac_open(ows_session *s, const ows_policy *policy, const ows_config *c
 	if (rc == 0)
 		rc = ows__job_create(policy, &a->base.job, err);
 	if (rc == 0)
-		rc = prove(a, s, err);
+		rc = prove(a, s, policy, err);
 	if (rc == 0 && !(s->private_dir = ows__strdup(a->dir, err)))
 		rc = OWS_ENOMEM;
 	if (rc < 0) {

@@ -6,8 +6,13 @@
  *        nobody sees, hidden from the sign-in screen (Winlogon UserList),
  *        remote, network, batch and service logon denied (LSA rights)
  *   firewall rule      blocks every outbound connection of the closed account
- *   WFP                a provider, a sublayer and four filters: on loopback the
- *                      closed account reaches 47800-47899 and nothing else
+ *   WFP                a provider, a sublayer and four filters: on loopback (the
+ *                      connection's loopback flag, which a connection to the
+ *                      machine's own LAN address has too) the closed account
+ *                      reaches 47800-47899 and nothing else
+ *
+ * Setup can be run again: the firewall rule and the WFP filters are replaced,
+ * one of each, under the keys the record already holds.
  *   account.cred       the passwords, DPAPI-protected (machine scope), in a
  *                      file only the person, administrators and SYSTEM may read
  *   sandboxes\ journal\  under the state folder
@@ -34,7 +39,7 @@
 #include <sddl.h>
 #include <wincrypt.h>
 
-#include "wfp_compat.h"
+#include "wfp.h"
 
 #ifndef STATUS_SUCCESS
 #define STATUS_SUCCESS ((NTSTATUS)0)
@@ -350,13 +355,130 @@ static int closed_account_sddl(wchar_t sddl[256], ows_error *err)
 	return 0;
 }
 
+/* The firewall's rules through COM: the real ops behind ows__win_fwops. */
+typedef struct fw_com {
+	INetFwPolicy2 *pol;
+	INetFwRules *rules;
+	bool uninit;
+} fw_com;
+
+static HRESULT fw_open(fw_com *c)
+{
+	memset(c, 0, sizeof(*c));
+	HRESULT hr = CoInitializeEx(NULL, COINIT_APARTMENTTHREADED);
+	c->uninit = SUCCEEDED(hr);
+	hr = CoCreateInstance(&CLSID_NetFwPolicy2, NULL, CLSCTX_INPROC_SERVER, &IID_INetFwPolicy2,
+			      (void **)&c->pol);
+	if (SUCCEEDED(hr))
+		hr = INetFwPolicy2_get_Rules(c->pol, &c->rules);
+	return hr;
+}
+
+static void fw_close(fw_com *c)
+{
+	if (c->rules)
+		INetFwRules_Release(c->rules);
+	if (c->pol)
+		INetFwPolicy2_Release(c->pol);
+	if (c->uninit)
+		CoUninitialize();
+}
+
+static bool fw_exists(void *ctx, const wchar_t *name)
+{
+	fw_com *c = ctx;
+	INetFwRule *rule = NULL;
+	BSTR bn = SysAllocString(name);
+	HRESULT hr = INetFwRules_Item(c->rules, bn, &rule);
+	SysFreeString(bn);
+	if (rule)
+		INetFwRule_Release(rule);
+	return SUCCEEDED(hr);
+}
+
+static HRESULT fw_remove(void *ctx, const wchar_t *name)
+{
+	fw_com *c = ctx;
+	BSTR bn = SysAllocString(name);
+	HRESULT hr = INetFwRules_Remove(c->rules, bn);
+	SysFreeString(bn);
+	return hr;
+}
+
+static HRESULT fw_add(void *ctx, const wchar_t *name, const wchar_t *users)
+{
+	fw_com *c = ctx;
+	INetFwRule *rule = NULL;
+	INetFwRule3 *rule3 = NULL;
+	BSTR bn = SysAllocString(name), bu = SysAllocString(users);
+	HRESULT hr = CoCreateInstance(&CLSID_NetFwRule, NULL, CLSCTX_INPROC_SERVER, &IID_INetFwRule,
+				      (void **)&rule);
+	if (SUCCEEDED(hr))
+		hr = INetFwRule_QueryInterface(rule, &IID_INetFwRule3, (void **)&rule3);
+	if (SUCCEEDED(hr))
+		hr = INetFwRule_put_Name(rule, bn);
+	if (SUCCEEDED(hr))
+		hr = INetFwRule_put_Direction(rule, NET_FW_RULE_DIR_OUT);
+	if (SUCCEEDED(hr))
+		hr = INetFwRule_put_Action(rule, NET_FW_ACTION_BLOCK);
+	if (SUCCEEDED(hr))
+		hr = INetFwRule3_put_LocalUserAuthorizedList(rule3, bu);
+	if (SUCCEEDED(hr))
+		hr = INetFwRule_put_Enabled(rule, VARIANT_TRUE);
+	if (SUCCEEDED(hr))
+		hr = INetFwRules_Add(c->rules, rule);
+	if (rule3)
+		INetFwRule3_Release(rule3);
+	if (rule)
+		INetFwRule_Release(rule);
+	SysFreeString(bn);
+	SysFreeString(bu);
+	return hr;
+}
+
+/* Rules are found by name and Remove takes one at a time; more than this is not ours. */
+#define FW_MAX_SAME_NAME 64
+
+HRESULT ows__win_fw_remove_all(const ows__win_fwops *ops, const wchar_t *name)
+{
+	HRESULT hr = S_OK;
+	for (int i = 0; i < FW_MAX_SAME_NAME && SUCCEEDED(hr) && ops->exists(ops->ctx, name); i++)
+		hr = ops->remove(ops->ctx, name);
+	return hr;
+}
+
+/*
+ * Exactly one rule of that name, for `users`: what an earlier setup left
+ * (the same rule, or the duplicates older setups added on every run) goes,
+ * then one is added, so that a re-run also takes a new account SID.
+ */
+HRESULT ows__win_fw_ensure_one(const ows__win_fwops *ops, const wchar_t *name,
+			       const wchar_t *users)
+{
+	HRESULT hr = ows__win_fw_remove_all(ops, name);
+	return SUCCEEDED(hr) ? ops->add(ops->ctx, name, users) : hr;
+}
+
+/* The record's change for `item`, the one an earlier setup wrote, else a new one. */
+static json_t *change_once(json_t *rec, const char *item)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(rec, "changes"), i, c) {
+		const char *it = json_string_value(json_object_get(c, "item"));
+		if (it && !strcmp(it, item))
+			return c;
+	}
+	return change(rec, item);
+}
+
 static int step_firewall(mctx *m)
 {
 	progress(m, "firewall rule");
 	wchar_t sddl[256];
 	if (closed_account_sddl(sddl, m->err) < 0)
 		return OWS_ESYS;
-	json_t *c = change(m->rec, "firewall_rule");
+	json_t *c = change_once(m->rec, "firewall_rule");
 	char *name8 = ows__narrow(OWS__WIN_FIREWALL_RULE);
 	json_object_set_new(c, "name", json_string(name8 ? name8 : ""));
 	free(name8);
@@ -364,46 +486,12 @@ static int step_firewall(mctx *m)
 	int rc = save(m);
 	if (rc < 0)
 		return rc;
-	HRESULT hr = CoInitializeEx(NULL, COINIT_APARTMENTTHREADED);
-	bool uninit = SUCCEEDED(hr);
-	INetFwPolicy2 *pol = NULL;
-	INetFwRules *rules = NULL;
-	INetFwRule *rule = NULL;
-	INetFwRule3 *rule3 = NULL;
-	BSTR name = SysAllocString(OWS__WIN_FIREWALL_RULE), users = SysAllocString(sddl);
-	hr = CoCreateInstance(&CLSID_NetFwPolicy2, NULL, CLSCTX_INPROC_SERVER, &IID_INetFwPolicy2,
-			      (void **)&pol);
+	fw_com com;
+	HRESULT hr = fw_open(&com);
+	ows__win_fwops ops = {&com, fw_exists, fw_remove, fw_add};
 	if (SUCCEEDED(hr))
-		hr = INetFwPolicy2_get_Rules(pol, &rules);
-	if (SUCCEEDED(hr))
-		hr = CoCreateInstance(&CLSID_NetFwRule, NULL, CLSCTX_INPROC_SERVER, &IID_INetFwRule,
-				      (void **)&rule);
-	if (SUCCEEDED(hr))
-		hr = INetFwRule_QueryInterface(rule, &IID_INetFwRule3, (void **)&rule3);
-	if (SUCCEEDED(hr))
-		hr = INetFwRule_put_Name(rule, name);
-	if (SUCCEEDED(hr))
-		hr = INetFwRule_put_Direction(rule, NET_FW_RULE_DIR_OUT);
-	if (SUCCEEDED(hr))
-		hr = INetFwRule_put_Action(rule, NET_FW_ACTION_BLOCK);
-	if (SUCCEEDED(hr))
-		hr = INetFwRule3_put_LocalUserAuthorizedList(rule3, users);
-	if (SUCCEEDED(hr))
-		hr = INetFwRule_put_Enabled(rule, VARIANT_TRUE);
-	if (SUCCEEDED(hr))
-		hr = INetFwRules_Add(rules, rule);
-	if (rule3)
-		INetFwRule3_Release(rule3);
-	if (rule)
-		INetFwRule_Release(rule);
-	if (rules)
-		INetFwRules_Release(rules);
-	if (pol)
-		INetFwPolicy2_Release(pol);
-	SysFreeString(name);
-	SysFreeString(users);
-	if (uninit)
-		CoUninitialize();
+		hr = ows__win_fw_ensure_one(&ops, OWS__WIN_FIREWALL_RULE, sddl);
+	fw_close(&com);
 	if (FAILED(hr))
 		return ows__fail_win(m->err, 0, (DWORD)hr, "INetFwPolicy2", NULL,
 				     "cannot write the firewall rule");
@@ -441,40 +529,112 @@ static bool parse_guid(const char *s, GUID *g)
 	return true;
 }
 
+/*
+ * The four filters, on the v4 and v6 connect layers: permit the proxy's
+ * ports, block the rest of loopback, for the closed account.  Loopback is
+ * the connection's loopback flag, not 127/8 and ::1: a connection to the
+ * machine's own LAN address is looped back too, and the firewall rule (which
+ * does not see loopback) would let it through.
+ */
+void ows__wfp_loopback_filters(ows__wfp_filters *w, FWP_BYTE_BLOB *user, const GUID *prov,
+			       const GUID *sub, const GUID keys[4])
+{
+	memset(w, 0, sizeof(*w));
+	w->prov = *prov;
+	w->ports.valueLow.type = FWP_UINT16;
+	w->ports.valueLow.uint16 = OWS__PROXY_PORT_FIRST;
+	w->ports.valueHigh.type = FWP_UINT16;
+	w->ports.valueHigh.uint16 = OWS__PROXY_PORT_LAST;
+	for (int i = 0; i < 4; i++) {
+		bool v6 = i >= 2, permit = i % 2 == 0;
+		FWPM_FILTER_CONDITION0 *cond = w->cond[i];
+		cond[0].fieldKey = OWS_FWPM_CONDITION_ALE_USER_ID;
+		cond[0].matchType = FWP_MATCH_EQUAL;
+		cond[0].conditionValue.type = FWP_SECURITY_DESCRIPTOR_TYPE;
+		cond[0].conditionValue.sd = user;
+		cond[1].fieldKey = OWS_FWPM_CONDITION_FLAGS;
+		cond[1].matchType = FWP_MATCH_FLAGS_ALL_SET;
+		cond[1].conditionValue.type = FWP_UINT32;
+		cond[1].conditionValue.uint32 = FWP_CONDITION_FLAG_IS_LOOPBACK;
+		cond[2].fieldKey = OWS_FWPM_CONDITION_IP_REMOTE_PORT;
+		cond[2].matchType = FWP_MATCH_RANGE;
+		cond[2].conditionValue.type = FWP_RANGE_TYPE;
+		cond[2].conditionValue.rangeValue = &w->ports;
+		FWPM_FILTER0 *f = &w->f[i];
+		f->filterKey = keys[i];
+		f->displayData.name = (wchar_t *)(permit ? L"owsandbox: closed account to the proxy's ports"
+							 : L"owsandbox: closed account, rest of loopback");
+		f->flags = FWPM_FILTER_FLAG_PERSISTENT;
+		f->providerKey = &w->prov;
+		f->layerKey = v6 ? OWS_FWPM_LAYER_ALE_AUTH_CONNECT_V6 : OWS_FWPM_LAYER_ALE_AUTH_CONNECT_V4;
+		f->subLayerKey = *sub;
+		f->weight.type = FWP_UINT8;
+		f->weight.uint8 = permit ? 15 : 14;
+		f->numFilterConditions = permit ? 3 : 2;
+		f->filterCondition = cond;
+		f->action.type = permit ? FWP_ACTION_PERMIT : FWP_ACTION_BLOCK;
+	}
+}
+
+/* The keys an earlier setup recorded, or new ones recorded now. */
+static int wfp_keys(mctx *m, json_t *c, GUID *prov, GUID *sub, GUID keys[4], bool *had)
+{
+	json_t *fl = json_object_get(c, "filters");
+	*had = json_array_size(fl) == 4 &&
+	       parse_guid(json_string_value(json_object_get(c, "provider")), prov) &&
+	       parse_guid(json_string_value(json_object_get(c, "sublayer")), sub);
+	for (size_t i = 0; *had && i < 4; i++)
+		*had = parse_guid(json_string_value(json_array_get(fl, i)), &keys[i]);
+	if (*had)
+		return 0;
+	char gs[40];
+	if (new_guid(prov) || new_guid(sub))
+		return ows__fail_sys(m->err, "random", NULL, "cannot make the filters' keys");
+	guid_str(prov, gs);
+	json_object_set_new(c, "provider", json_string(gs));
+	guid_str(sub, gs);
+	json_object_set_new(c, "sublayer", json_string(gs));
+	fl = json_array();
+	for (int i = 0; i < 4; i++) {
+		if (new_guid(&keys[i]))
+			return ows__fail_sys(m->err, "random", NULL, "cannot make the filters' keys");
+		guid_str(&keys[i], gs);
+		json_array_append_new(fl, json_string(gs));
+	}
+	json_object_set_new(c, "filters", fl);
+	return save(m); /* the keys are recorded before anything is made */
+}
+
+static int undo_step(json_t *s, ows_error *err);
+
 static int step_wfp(mctx *m)
 {
 	progress(m, "loopback filters");
 	wchar_t sddl[256];
 	if (closed_account_sddl(sddl, m->err) < 0)
 		return OWS_ESYS;
+	GUID prov, sub, keys[4];
+	bool had;
+	json_t *c = change_once(m->rec, "wfp");
+	int rc = wfp_keys(m, c, &prov, &sub, keys, &had);
+	if (rc < 0)
+		return rc;
+	/* A re-run replaces what the earlier setup made under the same keys: one set, current. */
+	if (had) {
+		json_t *undo = json_pack("{s:s, s:O, s:O, s:O}", "undo", "delete_wfp", "filters",
+					 json_object_get(c, "filters"), "sublayer",
+					 json_object_get(c, "sublayer"), "provider",
+					 json_object_get(c, "provider"));
+		rc = undo ? undo_step(undo, m->err) : OWS_ENOMEM;
+		json_decref(undo);
+		if (rc < 0)
+			return rc;
+	}
 	PSECURITY_DESCRIPTOR sd = NULL;
 	ULONG sdlen = 0;
 	if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &sd, &sdlen))
 		return ows__fail_win(m->err, 0, GetLastError(), "SDDL", NULL,
 				     "cannot build the filters' user condition");
-	GUID prov, sub, keys[4];
-	char gs[40];
-	json_t *c = change(m->rec, "wfp");
-	json_t *fl = json_array();
-	if (new_guid(&prov) || new_guid(&sub)) {
-		LocalFree(sd);
-		return ows__fail_sys(m->err, "random", NULL, "cannot make the filters' keys");
-	}
-	guid_str(&prov, gs);
-	json_object_set_new(c, "provider", json_string(gs));
-	guid_str(&sub, gs);
-	json_object_set_new(c, "sublayer", json_string(gs));
-	for (int i = 0; i < 4; i++) {
-		new_guid(&keys[i]);
-		guid_str(&keys[i], gs);
-		json_array_append_new(fl, json_string(gs));
-	}
-	json_object_set_new(c, "filters", fl);
-	int rc = save(m); /* the keys are recorded before anything is made */
-	if (rc < 0) {
-		LocalFree(sd);
-		return rc;
-	}
 	HANDLE eng = NULL;
 	FWPM_SESSION0 session;
 	memset(&session, 0, sizeof(session));
@@ -497,53 +657,11 @@ static int step_wfp(mctx *m)
 	sl.weight = 0x8000;
 	if (e == ERROR_SUCCESS)
 		e = FwpmSubLayerAdd0(eng, &sl, NULL);
-
 	FWP_BYTE_BLOB user = {sdlen, (UINT8 *)sd};
-	FWP_V4_ADDR_AND_MASK v4 = {0x7f000000, 0xff000000};
-	FWP_BYTE_ARRAY16 v6 = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
-	FWP_RANGE0 ports;
-	ports.valueLow.type = FWP_UINT16;
-	ports.valueLow.uint16 = OWS__PROXY_PORT_FIRST;
-	ports.valueHigh.type = FWP_UINT16;
-	ports.valueHigh.uint16 = OWS__PROXY_PORT_LAST;
-	/* permit v4 range, block v4 loopback, permit v6 range, block v6 loopback */
-	for (int i = 0; i < 4 && e == ERROR_SUCCESS; i++) {
-		bool v6f = i >= 2, permit = i % 2 == 0;
-		FWPM_FILTER_CONDITION0 cond[3];
-		memset(cond, 0, sizeof(cond));
-		cond[0].fieldKey = OWS_FWPM_CONDITION_ALE_USER_ID;
-		cond[0].matchType = FWP_MATCH_EQUAL;
-		cond[0].conditionValue.type = FWP_SECURITY_DESCRIPTOR_TYPE;
-		cond[0].conditionValue.sd = &user;
-		cond[1].fieldKey = OWS_FWPM_CONDITION_IP_REMOTE_ADDRESS;
-		cond[1].matchType = FWP_MATCH_EQUAL;
-		if (v6f) {
-			cond[1].conditionValue.type = FWP_BYTE_ARRAY16_TYPE;
-			cond[1].conditionValue.byteArray16 = &v6;
-		} else {
-			cond[1].conditionValue.type = FWP_V4_ADDR_MASK;
-			cond[1].conditionValue.v4AddrMask = &v4;
-		}
-		cond[2].fieldKey = OWS_FWPM_CONDITION_IP_REMOTE_PORT;
-		cond[2].matchType = FWP_MATCH_RANGE;
-		cond[2].conditionValue.type = FWP_RANGE_TYPE;
-		cond[2].conditionValue.rangeValue = &ports;
-		FWPM_FILTER0 f;
-		memset(&f, 0, sizeof(f));
-		f.filterKey = keys[i];
-		f.displayData.name = (wchar_t *)(permit ? L"owsandbox: closed account to the proxy's ports"
-							: L"owsandbox: closed account, rest of loopback");
-		f.flags = FWPM_FILTER_FLAG_PERSISTENT;
-		f.providerKey = &prov;
-		f.layerKey = v6f ? OWS_FWPM_LAYER_ALE_AUTH_CONNECT_V6 : OWS_FWPM_LAYER_ALE_AUTH_CONNECT_V4;
-		f.subLayerKey = sub;
-		f.weight.type = FWP_UINT8;
-		f.weight.uint8 = permit ? 15 : 14;
-		f.numFilterConditions = permit ? 3 : 2;
-		f.filterCondition = cond;
-		f.action.type = permit ? FWP_ACTION_PERMIT : FWP_ACTION_BLOCK;
-		e = FwpmFilterAdd0(eng, &f, NULL, NULL);
-	}
+	ows__wfp_filters w;
+	ows__wfp_loopback_filters(&w, &user, &prov, &sub, keys);
+	for (int i = 0; i < 4 && e == ERROR_SUCCESS; i++)
+		e = FwpmFilterAdd0(eng, &w.f[i], NULL, NULL);
 	if (eng) {
 		if (e == ERROR_SUCCESS)
 			e = FwpmTransactionCommit0(eng);
@@ -853,26 +971,14 @@ static int undo_step(json_t *s, ows_error *err)
 		}
 		free(sid);
 	} else if (!strcmp(what, "delete_firewall_rule")) {
-		INetFwPolicy2 *pol = NULL;
-		INetFwRules *rules = NULL;
-		HRESULT hr = CoInitializeEx(NULL, COINIT_APARTMENTTHREADED);
-		bool un = SUCCEEDED(hr);
-		BSTR bn = SysAllocString(w);
-		hr = CoCreateInstance(&CLSID_NetFwPolicy2, NULL, CLSCTX_INPROC_SERVER,
-				      &IID_INetFwPolicy2, (void **)&pol);
+		fw_com com;
+		HRESULT hr = fw_open(&com);
+		ows__win_fwops ops = {&com, fw_exists, fw_remove, fw_add};
 		if (SUCCEEDED(hr))
-			hr = INetFwPolicy2_get_Rules(pol, &rules);
-		if (SUCCEEDED(hr))
-			hr = INetFwRules_Remove(rules, bn);
+			hr = ows__win_fw_remove_all(&ops, w);
+		fw_close(&com);
 		if (FAILED(hr))
 			rc = ows__fail_win(err, 0, (DWORD)hr, name, NULL, "cannot delete the firewall rule");
-		if (rules)
-			INetFwRules_Release(rules);
-		if (pol)
-			INetFwPolicy2_Release(pol);
-		SysFreeString(bn);
-		if (un)
-			CoUninitialize();
 	} else if (!strcmp(what, "delete_wfp")) {
 		HANDLE eng = NULL;
 		DWORD e = FwpmEngineOpen0(NULL, RPC_C_AUTHN_DEFAULT, NULL, NULL, &eng);

@@ -113,11 +113,21 @@ typedef enum ows__ace_kind {
 	OWS__ACE_RW = 1,       /* modify, inherited by folders and files */
 	OWS__ACE_RO = 2,       /* read and execute, inherited */
 	OWS__ACE_TRAVERSE = 3, /* traverse only, this folder only */
+	OWS__ACE_WINSTA = 4,   /* a window station: what user32.dll needs to load */
 } ows__ace_kind;
 
 #define OWS__MASK_RW (FILE_GENERIC_READ | FILE_GENERIC_WRITE | FILE_GENERIC_EXECUTE | DELETE)
 #define OWS__MASK_RO (FILE_GENERIC_READ | FILE_GENERIC_EXECUTE)
 #define OWS__MASK_TRAVERSE (FILE_TRAVERSE | SYNCHRONIZE)
+/*
+ * What a program that loads user32.dll needs of WinSta0 (it draws on the
+ * session's own desktop).  Not the clipboard, not the screen, not its
+ * desktops' creation: those are the person's.
+ */
+#define OWS__MASK_WINSTA (WINSTA_ENUMDESKTOPS | WINSTA_READATTRIBUTES | WINSTA_ACCESSGLOBALATOMS | \
+			  WINSTA_ENUMERATE | READ_CONTROL)
+/* The window station the runner's desktop lives in, as a grant journal names it. */
+#define OWS__WIN_WINSTA "\\\\.\\winsta\\WinSta0"
 #define OWS__INHERIT_TREE (OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE)
 
 /* The explicit entry a grant of `kind` to `sid` makes (borrows sid). */
@@ -127,13 +137,37 @@ OWS__HIDDEN int ows__acl_add(PACL old, PSID sid, ows__ace_kind kind, PACL *out,
 			     ows_error *err);
 /* `old` without any explicit entry for `sid`; inherited entries kept.  LocalFree(). */
 OWS__HIDDEN int ows__acl_remove_sid(PACL old, PSID sid, PACL *out, ows_error *err);
-/* Adds the SID's entry of `kind` on one path, or (kind 0) removes its explicit entries. */
+/* Sets the SID's explicit entries on one path to one of `kind` (0: none). */
 OWS__HIDDEN int ows__acl_set_sid(const char *path, PSID sid, ows__ace_kind kind, ows_error *err);
 /* The SID of a local account by name; caller frees with free(). */
 OWS__HIDDEN int ows__sid_of(const char *account, PSID *out, ows_error *err);
 /* The folders between `path` and `home_root` (exclusive both), outermost first. */
 OWS__HIDDEN int ows__traverse_chain(const char *path, const char *home_root, ows__strv *out,
 				    ows_error *err);
+/*
+ * The security calls the grants make, as a table: the real ones, or (tests
+ * only, labelled so) a recorded model of them where the OS stubs them: Wine
+ * stores no ACL and knows no local account.  Names are file paths or
+ * OWS__WIN_WINSTA.  get fills *dacl (inside *sd, LocalFree) and whether it is
+ * protected; both return a Win32 error.
+ */
+typedef struct ows__win_secops {
+	int (*sid_of)(const char *account, PSID *out, ows_error *err); /* free() */
+	DWORD (*get_dacl)(const char *name, PACL *dacl, bool *protect, PSECURITY_DESCRIPTOR *sd);
+	DWORD (*set_dacl)(const char *name, PACL dacl, bool protect);
+} ows__win_secops;
+/* NULL: the real calls again.  Not thread-safe: set it before any session. */
+OWS__HIDDEN void ows__win_secops_use(const ows__win_secops *ops);
+/*
+ * Opens (creating) the session's grant journal and holds it until release:
+ * what tells cleanup that the session is alive.  Release closes it and
+ * deletes the journal when no grant in it is active.
+ */
+OWS__HIDDEN int ows__win_journal_hold(const ows_config *c, const char *session_id, HANDLE *out,
+				      ows_error *err);
+OWS__HIDDEN void ows__win_journal_release(const ows_config *c, const char *session_id,
+					  HANDLE held);
+
 /*
  * A named pipe only `sddl` admits (e.g. "D:P(A;;GA;;;SY)(A;;GA;;;<sid>)"),
  * one instance, overlapped.  Returns the server end.
@@ -151,6 +185,14 @@ OWS__HIDDEN int ows__pipe_create(const wchar_t *name, const wchar_t *sddl, HANDL
  */
 OWS__HIDDEN int ows__ac_profile_make(const wchar_t *name, PSID *sid, bool *made, ows_error *err);
 OWS__HIDDEN void ows__ac_profile_drop(const wchar_t *name);
+/*
+ * An integrity label as a security descriptor and its SACL (inside *sd,
+ * LocalFree(*sd)); the appcontainer provider labels read-write folders
+ * OWS__AC_LOW_LABEL for the session: Low, no write up, inherited.
+ */
+#define OWS__AC_LOW_LABEL L"S:(ML;OICI;NW;;;LW)"
+OWS__HIDDEN int ows__ac_label_sd(const wchar_t *sddl, PSECURITY_DESCRIPTOR *sd, PACL *sacl,
+				 ows_error *err);
 /* The internetClient capability's SID (S-1-15-3-1); FreeSid. */
 OWS__HIDDEN int ows__ac_internet_sid(PSID *out, ows_error *err);
 

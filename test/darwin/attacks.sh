@@ -215,6 +215,63 @@ else
 		"status $CRC, pid $DPID: $(cat "$WORK/cleanup.out")"
 fi
 
+# ---------------------------------------------------------------- terminals
+# Another terminal (a pty made outside, as a Terminal tab's is) cannot be opened: its
+# input would be readable.  A pty made inside (script(1) calls openpty) works.
+OTHER_TTY=$WORK/other.tty
+/usr/bin/python3 -c 'import os, pty, sys, time
+m, s = pty.openpty()
+open(sys.argv[1], "w").write(os.ttyname(s))
+time.sleep(300)' "$OTHER_TTY" </dev/null >/dev/null 2>&1 &
+HELPERS+=("$!")
+for _ in $(seq 1 100); do [ -s "$OTHER_TTY" ] && break; sleep 0.1; done
+TTY=$(cat "$OTHER_TTY" 2>/dev/null)
+if [ -z "$TTY" ]; then
+	not_ok "another terminal cannot be opened" "no pty could be made outside for the attack"
+else
+	inside none '/usr/bin/perl -e "use Fcntl; sysopen(my \$f, \$ARGV[0], O_RDONLY|O_NONBLOCK) and print qq(ESCAPED\n)" "$1"
+/usr/bin/perl -e "use Fcntl; sysopen(my \$f, \$ARGV[0], O_WRONLY|O_NONBLOCK) and print qq(ESCAPED\n)" "$1"' "$TTY"
+	held "another terminal ($TTY) cannot be opened for reading or writing" 0
+fi
+inside none '/usr/bin/script -q /dev/null /bin/echo pty-made-inside </dev/null'
+if alive && said pty-made-inside; then
+	ok "a pseudo-terminal made inside works (script(1))"
+else
+	not_ok "a pseudo-terminal made inside works (script(1))" "$(head -c 400 <<<"$OUT_TEXT")"
+fi
+
+# ---------------------------------------------------------- two sessions
+# A session running while another opens and closes keeps its folders and finishes.
+rm -f "$RW/first.done"
+(cd "$RW" && exec "$OWSBX" run --provider seatbelt --net none --rw "$RW" --ro "$RO" -- /bin/sh -c \
+	'sleep 3; cat "$0/file" >/dev/null && echo done >"$PWD/first.done"' "$RO" >/dev/null 2>&1) &
+FIRST=$!
+inside none 'echo second >"$PWD/second.done"'
+wait "$FIRST"
+FRC=$?
+if alive && [ -f "$RW/second.done" ] && [ "$FRC" = 0 ] && [ -f "$RW/first.done" ]; then
+	ok "two sessions at once: the second opens and closes, the first still reads and writes"
+else
+	not_ok "two sessions at once: the second opens and closes, the first still reads and writes" \
+		"first: status $FRC, $(ls "$RW")"
+fi
+
+# ------------------------------------------------------------- profiles
+# Every golden profile compiles in Seatbelt itself (an unknown operation, filter or name
+# is refused by sandbox-exec): what the model on Linux cannot prove.
+GOLDEN=$(cd "$(dirname "$0")/../golden" && pwd)
+for sb in "$GOLDEN"/seatbelt_*.sb; do
+	params=()
+	while IFS= read -r ln; do
+		[ -n "$ln" ] && params+=(-D "$(printf '%b' "$ln")")
+	done <"${sb%.sb}.params"
+	if out=$(/usr/bin/sandbox-exec -f "$sb" "${params[@]}" /usr/bin/true 2>&1); then
+		ok "$(basename "$sb") compiles and runs /usr/bin/true"
+	else
+		not_ok "$(basename "$sb") compiles and runs /usr/bin/true" "$out"
+	fi
+done
+
 # ------------------------------------------------------------- environment
 OUT_TEXT=$(cd "$RW" && OWSTEST_API_TOKEN="$SECRET" GITHUB_TOKEN="$SECRET" "$OWSBX" run \
 	--provider seatbelt --net none --rw "$RW" -- /usr/bin/env 2>&1)

@@ -11,11 +11,12 @@ renderer cannot drift past it silently: a new construct must be taught here,
 and so be thought about, before the promise tests pass again.
 
 Not modelled (and so never emitted without teaching it here): (with ...)
-modifiers, extensions, vnode-type, entitlement and signing filters, Scheme
+modifiers, vnode-type, entitlement and signing filters, Scheme
 beyond (param "NAME").  Paths are taken as the kernel would check them:
 absolute, canonical, symbolic links already resolved.
 """
 
+import os
 import re
 
 
@@ -35,25 +36,46 @@ class Regex(str):
     """A #"..." regular expression literal."""
 
 
-# The operations the model knows, concrete names only.  A rule naming
-# "file-read*" covers every name here that starts with "file-read".
-OPERATIONS = {
-    "file-read-data", "file-read-metadata", "file-read-xattr",
-    "file-write-data", "file-write-create", "file-write-unlink", "file-write-mode",
-    "file-write-owner", "file-write-setugid", "file-write-xattr", "file-write-flags",
-    "file-write-times",
-    "file-test-existence", "file-map-executable", "file-ioctl",
-    "process-fork", "process-exec",
-    "process-info-pidinfo", "process-info-listpids", "process-info-setcontrol",
-    "process-info-dirtycontrol", "process-info-rusage", "process-info-codesignature",
-    "signal",
-    "sysctl-read", "sysctl-write",
-    "mach-lookup", "mach-host-special-port-get", "mach-host-exception-port-set",
-    "network-bind", "network-inbound", "network-outbound",
-    "system-socket",
-    "ipc-posix-sem", "ipc-posix-shm",
-    "pseudo-tty",
-}
+# The names Seatbelt has, from Apple's own shipped profiles (seatbelt_names.txt says
+# which and where), plus the "unconfirmed" ones the renderer uses that those copies do
+# not show.  A name outside both is refused: an invented operation, filter, sysctl or
+# Mach service cannot pass the model.
+NAMES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seatbelt_names.txt")
+KINDS = ("operation", "filter", "sysctl", "sysctl-prefix", "mach")
+
+
+def read_names(path=NAMES_FILE):
+    """{kind: set of names} accepted, and {kind: set} of those only unconfirmed."""
+    known = {k: set() for k in KINDS}
+    unconfirmed = {k: set() for k in KINDS}
+    with open(path, encoding="utf-8") as f:
+        for ln in f:
+            words = ln.split("#", 1)[0].split()
+            if not words:
+                continue
+            weak = words[0] == "unconfirmed"
+            if weak:
+                words = words[1:]
+            if len(words) < 2 or words[0] not in KINDS:
+                raise SbplError("seatbelt_names.txt: bad line %r" % ln)
+            (unconfirmed if weak else known)[words[0]].add(words[1])
+            if not weak and len(words) < 3:
+                raise SbplError("seatbelt_names.txt: %s has no source" % words[1])
+    accepted = {k: known[k] | unconfirmed[k] for k in KINDS}
+    return accepted, unconfirmed
+
+
+ACCEPTED, UNCONFIRMED = read_names()
+# A wildcard (file-read*) is a name of its own; the concrete names decide questions.
+OPERATIONS = {o for o in ACCEPTED["operation"] if not o.endswith("*")}
+WILDCARDS = {o for o in ACCEPTED["operation"] if o.endswith("*")}
+
+
+def _known(kind, name):
+    if name not in ACCEPTED[kind]:
+        raise SbplError("%s %s is in none of Apple's profiles the model knows "
+                        "(test/darwin/seatbelt_names.txt)" % (kind, name))
+
 
 _TOKEN = re.compile(r'''
     (?P<ws>\s+) | (?P<comment>;[^\n]*) | (?P<open>\() | (?P<close>\)) |
@@ -208,13 +230,12 @@ class Profile:
     @staticmethod
     def _expand(op):
         if op.endswith("*"):
+            if op not in WILDCARDS:
+                raise SbplError("unknown operation %s (test/darwin/seatbelt_names.txt)" % op)
             stem = op[:-1]
-            names = {o for o in OPERATIONS if o.startswith(stem)}
-            if not names:
-                raise SbplError("wildcard %s covers no known operation" % op)
-            return names
+            return {o for o in OPERATIONS if o.startswith(stem)} | {op}
         if op not in OPERATIONS:
-            raise SbplError("unknown operation %s" % op)
+            raise SbplError("unknown operation %s (test/darwin/seatbelt_names.txt)" % op)
         return {op}
 
     def _string(self, x):
@@ -256,6 +277,8 @@ class Profile:
         attr = side + "-" + ("unix" if kind == "unix-socket" else "ip")
         if kind == "unix-socket":
             inner = args[1]
+            if isinstance(inner, list) and inner and isinstance(inner[0], Sym):
+                _known("filter", str(inner[0]))
             if not isinstance(inner, list) or inner[0] not in ("subpath", "path-literal",
                                                                 "path-regex", "literal"):
                 raise SbplError("unix-socket wants subpath, path-literal or path-regex")
@@ -284,6 +307,7 @@ class Profile:
         if not f or not isinstance(f[0], Sym):
             raise SbplError("bad filter %r" % (f,))
         head, args = str(f[0]), f[1:]
+        _known("filter", head)
         if head in ("literal", "subpath", "prefix", "regex"):
             return self._path_filter(head, args, "path")
         if head in ("require-any", "require-all", "require-not"):
@@ -307,10 +331,18 @@ class Profile:
             if s is None:
                 raise SbplError("(%s) takes one string" % head)
             if head == "global-name":
+                _known("mach", s)
                 return lambda q: q.get("mach") == s
             if head == "sysctl-name":
+                _known("sysctl", s)
                 return lambda q: q.get("sysctl") == s
+            _known("sysctl-prefix", s)
             return lambda q: "sysctl" in q and q["sysctl"].startswith(s)
+        if head == "extension":
+            if len(args) != 1 or not isinstance(args[0], Str):
+                raise SbplError("(extension) takes one string")
+            ext = str(args[0])
+            return lambda q: q.get("extension") == ext
         if head == "socket-domain":
             if args not in ([Sym("AF_UNIX")], [Sym("AF_INET")], [Sym("AF_INET6")]):
                 raise SbplError("unknown socket domain %r" % (args,))
@@ -323,7 +355,8 @@ class Profile:
     def decide(self, op, **q):
         """'allow' or 'deny' for one operation: the last matching rule, else the default.
 
-        q holds what the operation is about: path=..., remote_ip=("tcp", host, port),
+        q holds what the operation is about: path=..., extension=NAME (a sandbox
+        extension the object carries), remote_ip=("tcp", host, port),
         remote_unix=path, local_unix=path, local_ip=(...), mach=name, sysctl=name,
         target="self"|"same-sandbox"|"other", domain="AF_UNIX".
         """

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sbpl_model import Profile, SbplError, read_params  # noqa: E402
+from sbpl_model import KINDS, UNCONFIRMED, Profile, SbplError, read_params  # noqa: E402
 
 HOME = "/Users/owstest"
 PRIV = "/private/tmp/owsandbox-501/s-0123abcd"
@@ -67,7 +67,16 @@ def common(p):
         ("/dev/null can be written", YES, p.allows("file-write-data", path="/dev/null")),
         ("/dev/urandom can be read", YES, p.allows("file-read-data", path="/dev/urandom")),
         ("/dev/tty can be written", YES, p.allows("file-write-data", path="/dev/tty")),
-        ("a pseudo-terminal can be written", YES, p.allows("file-write-data", path="/dev/ttys003")),
+        ("another terminal cannot be read (a Terminal tab's input)", NO,
+         p.allows("file-read-data", path="/dev/ttys003")),
+        ("another terminal cannot be written", NO, p.allows("file-write-data", path="/dev/ttys003")),
+        ("a pseudo-terminal made inside can be read and written", YES,
+         p.allows("file-read-data", path="/dev/ttys009", extension="com.apple.sandbox.pty") and
+         p.allows("file-write-data", path="/dev/ttys009", extension="com.apple.sandbox.pty")),
+        ("the command's own terminal takes ioctls (isatty, stty)", YES,
+         p.allows("file-ioctl", path="/dev/ttys003")),
+        ("a new pseudo-terminal can be made (/dev/ptmx)", YES,
+         p.allows("file-read-data", path="/dev/ptmx") and p.allows("pseudo-tty")),
         ("a disk cannot be read", NO, p.allows("file-read-data", path="/dev/disk0")),
         ("a set-ID mode is refused in the private folder", NO,
          p.allows("file-write-setugid", path=PRIV + "/x")),
@@ -253,6 +262,8 @@ MUTANTS = [
     ("none", "the folders above listable",
      "(allow file-read-metadata file-test-existence\n\t(literal (param \"ABOVE_0\"))",
      "(allow file-read* file-test-existence\n\t(literal (param \"ABOVE_0\"))"),
+    ("none", "every pseudo-terminal readable, as before (not only those made inside)",
+     '\t\t(extension "com.apple.sandbox.pty")))', '\t\t(regex #"^/dev/ttys[0-9]+$")))'),
     ("open", "subpath for a rw file",
      '(literal (param "PATH_2"))', '(subpath (param "PATH_2"))'),
 ]
@@ -317,12 +328,25 @@ def main(argv):
                         ("an unknown filter", '(allow file-read* (vnode-type "REGULAR"))'),
                         ("a host other than * or localhost", '(allow network-outbound (remote ip "1.2.3.4:443"))'),
                         ("a parameter not given", '(allow file-read* (subpath (param "NOPE")))'),
-                        ("a (with ...) modifier", '(allow file-read* (with report))')]:
+                        ("a (with ...) modifier", '(allow file-read* (with report))'),
+                        ("an invented operation", "(allow process-teleport)"),
+                        ("an invented wildcard", "(allow file-everything*)"),
+                        ("an invented filter", '(allow file-read* (home-anything "/x"))'),
+                        ("an invented sysctl", '(allow sysctl-read (sysctl-name "kern.owstest_invented"))'),
+                        ("an invented sysctl prefix", '(allow sysctl-read (sysctl-name-prefix "kern.proc."))'),
+                        ("an invented Mach service",
+                         '(allow mach-lookup (global-name "com.apple.owstest.invented"))')]:
         try:
             load(d, "none", (texts.get("none") or "") + extra + "\n")
             emit(False, "the model refuses %s" % desc)
         except SbplError:
             emit(True, "the model refuses %s" % desc)
+
+    # What no Apple copy read here shows, by name: the list shrinks only knowingly.
+    for kind in KINDS:
+        for name in sorted(UNCONFIRMED[kind]):
+            out.append("# unconfirmed by Apple's profiles read here (a Mac compiles it): %s %s"
+                       % (kind, name))
 
     print("1..%d" % n)
     print("\n".join(out))

@@ -208,5 +208,28 @@ int main(int argc, char **argv)
 	test_token();
 	test_shim();
 	ows__win_rmtree(dir, NULL);
+	/* The label a read-write folder gets for the session: writes from Low pass. */
+	{
+		PSECURITY_DESCRIPTOR sd = NULL;
+		PACL sacl = NULL;
+		ows_error le = {0};
+		SYSTEM_MANDATORY_LABEL_ACE *ace = NULL;
+		BYTE low[SECURITY_MAX_SID_SIZE];
+		DWORD lowlen = sizeof(low);
+		CreateWellKnownSid(WinLowLabelSid, NULL, low, &lowlen);
+		bool built = ows__ac_label_sd(OWS__AC_LOW_LABEL, &sd, &sacl, &le) == 0 && sacl &&
+			     sacl->AceCount == 1 && GetAce(sacl, 0, (void **)&ace);
+		ok(built && ace->Header.AceType == SYSTEM_MANDATORY_LABEL_ACE_TYPE &&
+			   EqualSid((PSID)&ace->SidStart, low) &&
+			   ace->Mask == SYSTEM_MANDATORY_LABEL_NO_WRITE_UP &&
+			   ace->Header.AceFlags == (OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE),
+		   "a read-write folder's label is Low, no-write-up, inherited by files and folders");
+		LocalFree(sd);
+		sd = NULL;
+		sacl = NULL;
+		ok(ows__ac_label_sd(L"S:", &sd, &sacl, &le) == 0 && (!sacl || sacl->AceCount == 0),
+		   "a folder that had no label gets none back (\"S:\")");
+		LocalFree(sd);
+	}
 	return wtap_done();
 }
