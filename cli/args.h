@@ -24,6 +24,7 @@ typedef enum owsbx_cmd {
 	OWSBX_CMD_PROXY,
 	OWSBX_CMD_CONNECT,
 	OWSBX_CMD_APPARMOR,
+	OWSBX_CMD_RUNNER,
 	OWSBX_CMD_HELP,
 	OWSBX_CMD_VERSION,
 } owsbx_cmd;
@@ -84,6 +85,14 @@ typedef struct owsbx_args {
 	/* apparmor-profile: */
 	const char *program;      /* the program the profile names */
 	const char *profile_name; /* --name, else derived */
+	/* runner: --probe and what it checks, borrowed from argv */
+	struct {
+		bool on;
+		const char **rw, **ro, **absent; /* nrw, nro, nabsent of them */
+		size_t nrw, nro, nabsent;
+		const char *reach;   /* --reach ADDR:PORT */
+		const char *refused; /* --refused HOST:PORT */
+	} probe;
 	const owsbx_command *command; /* the table's entry for cmd; NULL for help and version */
 } owsbx_args;
 

@@ -548,6 +548,11 @@ int owsbx_main(int argc, char **argv)
 		owsbx_args_free(&a);
 		return 0;
 	}
+	if (a.cmd == OWSBX_CMD_RUNNER) { /* inside a sandbox: no config, no library call */
+		rc = owsbx_os_runner(&a);
+		owsbx_args_free(&a);
+		return rc;
+	}
 	if (a.cmd == OWSBX_CMD_APPARMOR) {
 		rc = cmd_apparmor(&a);
 		owsbx_args_free(&a);

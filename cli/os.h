@@ -23,6 +23,9 @@ bool owsbx_os_is_admin(void);
 void owsbx_os_raise_nofile(void);
 /* The file `name` beside this owsbx when it exists (caller frees), else NULL. */
 char *owsbx_os_beside_self(const char *name);
+/* `owsbx runner` (cli/runner.c): an OpenShell sandbox's main command, or its proof. */
+struct owsbx_args;
+int owsbx_os_runner(const struct owsbx_args *a);
 /* Sleeps ms milliseconds. */
 void owsbx_os_sleep_ms(unsigned ms);
 
