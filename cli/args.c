@@ -64,7 +64,8 @@ static const owsbx_option json_config_options[] = {
 
 static const owsbx_option setup_options[] = {
 	{"--provider", NULL, "NAME",
-	 "set up one provider instead: openshell (the gateway's bind mounts, the base image)"},
+	 "set up one provider instead: openshell (as the person: linger, NVIDIA's installer for "
+	 "the pinned release, the gateway's bind mounts, the base image)"},
 	{"--for-user", NULL, "NAME",
 	 "the person added to the sandbox group, who may then start sandboxes (default: "
 	 "SUDO_USER, else the caller)"},

@@ -31,7 +31,7 @@ done
 mapfile -t CMDS < <(sed -n 's/^owsbx //p' "$W/help" | awk '{
 	n = ""; for (i = 1; i <= NF; i++) { if ($i ~ /^[[A-Z]/) break; n = n (n ? " " : "") $i }
 	print n }')
-like "${CMDS[*]}" "^run verify .*machine sandbox setup.* proxy connect apparmor-profile help version$" \
+like "${CMDS[*]}" "^run verify .*machine sandbox setup.* proxy connect apparmor-profile runner help version$" \
 	"the help lists the commands (${CMDS[*]})"
 # Options: indented lines that start with one; "-y, --yes" counts both.
 opts_of() { grep -oE '^    (-[a-zA-Z], )?--[a-z][a-z-]*' | tr -d ' ' | tr ',' '\n' | sort -u; }
