@@ -134,7 +134,9 @@ static int outside_listener(char *buf, size_t len)
 			}
 		freeifaddrs(ifs);
 	}
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_INET, SOCK_STREAM, 0); /* no SOCK_CLOEXEC on macOS */
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
 	socklen_t sl = sizeof(sa);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 4) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
