@@ -6,8 +6,11 @@
  *   policy.c    the renderer: the session -> OpenShell's policy document and
  *               the `openshell sandbox create` arguments (portable C, golden-tested)
  *   sandbox.c   the provider: create, exec with the stream, policy update, delete
- *   machine.c   status and setup rows (command / hint / docs), the admin prefix,
- *               linger, the gateway's bind-mount setting, the image pull
+ *   runner.c    the tool runner mounted as the main command (a static Linux owsbx), and
+ *               the proof it runs from inside through `sandbox exec`
+ *   machine.c   status rows (command / hint / docs), the plan and setup's steps: the
+ *               admin prefix, linger, NVIDIA's installer, the gateway's bind-mount
+ *               setting, the image pull
  *
  * Plain POSIX: built on Linux, and for macOS (OpenShell runs there with Docker).
  */
