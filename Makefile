@@ -219,8 +219,8 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libowsandbox.a $(DESTDIR)$(INCDIR)/owsandbox.h \
 	      $(DESTDIR)$(LIBDIR)/$(SHARED_FILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	      $(DESTDIR)$(LIBDIR)/libowsandbox.so $(DESTDIR)$(MANDIR)/man1/owsbx.1 \
-	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc \
-	      $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch
+	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(BINDIR)/owsbx-linux-$(RUNNER_ARCH) \
+	      $(DESTDIR)$(PCDIR)/owsandbox.pc $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch
 
 clean:
 	rm -rf build libowsandbox.a libowsandbox.so owsbx owsbx-launch owsbx-linux-*

@@ -20,6 +20,10 @@ for f in lib/libowsandbox.a "lib/libowsandbox.so.$version" include/owsandbox.h b
 	ok "installed $f" test -f "$dest$prefix/$f"
 done
 is "$(stat -c %a "$dest$prefix/bin/owsbx")" "755" "owsbx is executable"
+runner=bin/owsbx-linux-$(uname -m)
+is "$(stat -c %a "$dest$prefix/$runner")" "755" "the OpenShell tool runner is installed beside owsbx"
+like "$(LC_ALL=C readelf -h "$dest$prefix/$runner")" "Type: +EXEC" "... a static executable" # not DYN/PIE
+unlike "$(LC_ALL=C readelf -l "$dest$prefix/$runner")" "program interpreter" "... that needs no loader"
 is "$(stat -c %a "$dest$prefix/share/man/man1/owsbx.1")" "644" "the man page is readable by all"
 is "$(readlink "$dest$prefix/lib/$soname")" "libowsandbox.so.$version" "the soname link $soname names the library"
 is "$(readlink "$dest$prefix/lib/libowsandbox.so")" "$soname" "the dev link libowsandbox.so names the soname"
@@ -57,6 +61,7 @@ like "$out" '"passed":true' "after a proof that passed"
 
 make -s -C "$OWSTEST_ROOT" uninstall PREFIX=$prefix DESTDIR="$dest"
 not_ok "uninstall removes owsbx" test -e "$dest$prefix/bin/owsbx"
+not_ok "... and the tool runner" test -e "$dest$prefix/$runner"
 left=$(find "$dest$prefix" -name 'libowsandbox*' -o -name 'owsbx.1' -o -name owsandbox.h -o -name owsandbox.pc)
 is "$left" "" "and the libraries, links, header, page and pkg-config file"
 
