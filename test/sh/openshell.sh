@@ -256,6 +256,21 @@ like "$SBX_OUT" "turning linger on.*downloading NVIDIA's installer.*undoing ling
 ok "... linger is off again: nothing half-done" test ! -e "$ST/linger/$TU"
 ok "... the gateway's config untouched" test ! -e "$TOML"
 is "$(ls -A "$ST/images" | wc -l)" 0 "... no image pulled"
+# Ctrl-C while the installer is downloaded: the step ends, setup undoes linger. A curl that
+# hangs stands in for a slow download; SIGINT goes to setup's process group, as a terminal's.
+printf '%s\n' '#!/bin/sh' ': >"$OWSTEST_OPENSHELL_STATE/curl-started"' 'exec sleep 300' >"$D/bin/curl"
+chmod 755 "$D/bin/curl"
+as_user_bg setsid -w "$OWSBX" machine sandbox setup --provider openshell --yes >"$D/cancel.out" 2>&1
+started() { [ -e "$ST/curl-started" ]; }
+poll 60 started
+ok "cancel: setup reached the installer's download" started
+grp=$(ps -o pgid= -p "$(pgrep -u "$TU" -n -f 'machine sandbox setup --provider openshell')" | tr -d ' ')
+kill -INT -- "-$grp"
+wait "$AS_USER_PID"
+is "$?" 1 "... Ctrl-C ends setup, with a failure"
+like "$(cat "$D/cancel.out")" "undoing linger.*setup stopped at the installer" "... which undoes linger and says where it stopped"
+ok "... linger is off again" test ! -e "$ST/linger/$TU"
+rm -f "$D/bin/curl" "$ST/curl-started"
 as_st "mkdir -p '$ST/linger' && : >'$ST/linger/$TU'"
 sbx machine sandbox setup --provider openshell --yes
 like "$SBX_ERR" "setup stopped at the installer" "linger already on: setup stops at the installer"
