@@ -56,7 +56,7 @@ UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
 EXAMPLE_BINS = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all deps test-deps bench-deps check check-kernels bench install uninstall clean shared fuzz
-all: libowsandbox.a owsbx owsbx-launch
+all: libowsandbox.a owsbx owsbx-launch runner
 
 # The version comes from the header alone (OWS_VERSION_MAJOR/MINOR/PATCH).
 header_version = $(shell sed -n 's/^\#define OWS_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' include/owsandbox.h)
@@ -103,6 +103,23 @@ libowsandbox.a: $(LIB_OBJS)
 
 owsbx: $(CLI_OBJS) libowsandbox.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) libowsandbox.a $(CLI_LIBS)
+
+# The tool runner of OpenShell sandboxes (`owsbx runner`, lib/openshell/): owsbx linked
+# static, so that it runs in the sandbox's image, which has none of this machine's
+# libraries; the provider mounts owsbx-linux-ARCH from beside owsbx.  Built for this
+# machine's arch; `make runner RUNNER_ARCH=aarch64 RUNNER_CC=aarch64-linux-gnu-gcc` where a
+# cross compiler with static libraries is installed (none is here).
+RUNNER_ARCH ?= $(shell uname -m | sed 's/^arm64$$/aarch64/;s/^amd64$$/x86_64/')
+RUNNER_CC   ?= $(CC)
+.PHONY: runner
+runner: owsbx-linux-$(RUNNER_ARCH)
+owsbx-linux-$(RUNNER_ARCH): $(CLI_OBJS) libowsandbox.a
+	@rm -f $@
+	@# glibc warns that the account lookups linked in would load NSS modules: the runner
+	@# makes none.
+	$(RUNNER_CC) $(ALL_CFLAGS) -static -o $@ $^ $(DEP_LIBS) 2>&1 | \
+		{ grep -v -e "requires at runtime the shared libraries" -e ": in function" || true; }
+	@test -x $@
 
 # The account provider's setuid launcher: init, Landlock and seccomp, and the
 # few helpers they use.  No jansson, no inih: it parses no JSON and no INI.
@@ -197,6 +214,7 @@ install: all shared
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libowsandbox.so
 	install -m 0644 include/owsandbox.h $(DESTDIR)$(INCDIR)/
 	install -m 0755 -s owsbx $(DESTDIR)$(BINDIR)/
+	install -m 0755 owsbx-linux-$(RUNNER_ARCH) $(DESTDIR)$(BINDIR)/
 	install -m 0644 cli/owsbx.1 $(DESTDIR)$(MANDIR)/man1/
 	./owsbx completion bash > $(DESTDIR)$(BASHCOMPDIR)/owsbx
 	./owsbx completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_owsbx
@@ -216,12 +234,12 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libowsandbox.a $(DESTDIR)$(INCDIR)/owsandbox.h \
 	      $(DESTDIR)$(LIBDIR)/$(SHARED_FILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	      $(DESTDIR)$(LIBDIR)/libowsandbox.so $(DESTDIR)$(MANDIR)/man1/owsbx.1 \
-	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(PCDIR)/owsandbox.pc \
-	      $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch \
+	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(BINDIR)/owsbx-linux-$(RUNNER_ARCH) \
+	      $(DESTDIR)$(PCDIR)/owsandbox.pc $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch \
 	      $(DESTDIR)$(BASHCOMPDIR)/owsbx $(DESTDIR)$(ZSHCOMPDIR)/_owsbx
 
 clean:
-	rm -rf build libowsandbox.a libowsandbox.so owsbx owsbx-launch
+	rm -rf build libowsandbox.a libowsandbox.so owsbx owsbx-launch owsbx-linux-*
 
 # ------------------------------------------------------------------ windows
 # Cross-built with mingw-w64; separate objects under build/win, so it never
@@ -340,7 +358,7 @@ MAC_SHARED_SRCS = lib/linux/platform_posix.c lib/linux/netio_posix.c lib/linux/r
 MAC_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/darwin/*.c) $(wildcard lib/openshell/*.c)) \
 	       $(MAC_SHARED_SRCS)
 MAC_TEST_SRCS = $(sort $(wildcard test/darwin/*.c))
-MAC_CLI_SRCS = cli/main.c cli/args.c cli/complete.c cli/os_posix.c
+MAC_CLI_SRCS = cli/main.c cli/args.c cli/complete.c cli/os_posix.c cli/runner.c
 MAC_CPPFLAGS = -Iinclude -Ilib -Ilib/darwin -Ilib/win/inih
 MAC_CFLAGS = -std=c11 $(WARN) -O2 -g -fvisibility=hidden
 MAC_LIBS = -ljansson -lmbedtls -lmbedx509 -lmbedcrypto

@@ -64,7 +64,8 @@ static const owsbx_option json_config_options[] = {
 
 static const owsbx_option setup_options[] = {
 	{"--provider", NULL, "NAME",
-	 "set up one provider instead: openshell (the gateway's bind mounts, the base image)"},
+	 "set up one provider instead: openshell (as the person: linger, NVIDIA's installer for "
+	 "the pinned release, the gateway's bind mounts, the base image)"},
 	{"--for-user", NULL, "NAME",
 	 "the person added to the sandbox group, who may then start sandboxes (default: "
 	 "SUDO_USER, else the caller)"},
@@ -120,6 +121,19 @@ static const owsbx_option apparmor_options[] = {
 	{"--name", NULL, "NAME",
 	 "the profile's name, and its file's under /etc/apparmor.d (default: owsbx, or owsbx- "
 	 "and the program's file name)"},
+	{NULL, NULL, NULL, NULL},
+};
+
+static const owsbx_option runner_options[] = {
+	{"--probe", NULL, NULL,
+	 "prove the wall from inside instead: one line per check (ok or fail, its name, why), "
+	 "then \"end\"; the host that asked judges them"},
+	{"--rw", NULL, "DIR", "probe: DIR can be listed, and a file made in it and removed"},
+	{"--ro", NULL, "DIR", "probe: DIR can be listed and no file can be made in it"},
+	{"--absent", NULL, "PATH", "probe: PATH cannot be opened (repeatable, as the others)"},
+	{"--reach", NULL, "ADDR:PORT", "probe: a TCP connection to this IPv4 listener fails"},
+	{"--refused", NULL, "HOST:PORT",
+	 "probe: the proxy the sandbox's variables name (if any) refuses CONNECT HOST:PORT"},
 	{NULL, NULL, NULL, NULL},
 };
 
@@ -195,6 +209,11 @@ const owsbx_command owsbx_commands[] = {
 	 "Prints a completion script for SHELL, bash or zsh: source <(owsbx completion bash) in "
 	 "~/.bashrc (make install installs both where bash-completion and zsh look).",
 	 no_options},
+	{"runner", OWSBX_CMD_RUNNER, "[OPTION]...",
+	 "The tool runner, as an OpenShell sandbox's main command: stays up, reaping what it "
+	 "inherits, until SIGTERM, SIGINT or SIGHUP, then exits 0 (the sandbox ends when its "
+	 "main command does). With --probe, proves the wall from inside and exits.",
+	 runner_options},
 	{"help", OWSBX_CMD_HELP, "[COMMAND]", "Prints this help, or one command's.", no_options},
 	{"version", OWSBX_CMD_VERSION, "", "Prints the version.", no_options},
 	{NULL, OWSBX_CMD_NONE, NULL, NULL, NULL},
@@ -302,6 +321,7 @@ static const char *const briefs[][2] = {
 	{"connect", "tunnel stdin/stdout through the proxy (ssh's ProxyCommand)"},
 	{"apparmor-profile", "a profile granting a program user namespaces (Ubuntu 24.04)"},
 	{"completion", "a completion script for bash or zsh"},
+	{"runner", "an OpenShell sandbox's main command (started by the provider)"},
 	{"help", "this overview, one command's help, or `help all`"},
 	{"version", "print the version"},
 };
@@ -510,11 +530,31 @@ typedef struct scan {
 	int nwords;
 } scan;
 
+/* runner's options: what --probe checks, in the order given. */
+static int set_probe(owsbx_args *a, const char *name, const char *val)
+{
+	if (strcmp(name, "--probe") == 0)
+		a->probe.on = true;
+	else if (strcmp(name, "--rw") == 0)
+		a->probe.rw[a->probe.nrw++] = val;
+	else if (strcmp(name, "--ro") == 0)
+		a->probe.ro[a->probe.nro++] = val;
+	else if (strcmp(name, "--absent") == 0)
+		a->probe.absent[a->probe.nabsent++] = val;
+	else if (strcmp(name, "--reach") == 0)
+		a->probe.reach = val;
+	else
+		a->probe.refused = val;
+	return 0;
+}
+
 /* Records one option of the command's table; its value already taken. */
 static int set_option(owsbx_args *a, scan *sc, const char *name, const char *val,
 		      ows_error *err)
 {
 	int *num = NULL, lo = 1, hi = 65535;
+	if (a->cmd == OWSBX_CMD_RUNNER)
+		return set_probe(a, name, val);
 	if (strcmp(name, "--json") == 0)
 		a->json = true;
 	else if (strcmp(name, "--yes") == 0)
@@ -777,7 +817,11 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 	a->sites = calloc((size_t)argc, sizeof(*a->sites));
 	a->site_files = calloc((size_t)argc, sizeof(*a->site_files));
 	a->deny_sites = calloc((size_t)argc, sizeof(*a->deny_sites));
-	if (!sc.pend || !a->sites || !a->site_files || !a->deny_sites)
+	a->probe.rw = calloc((size_t)argc, sizeof(*a->probe.rw));
+	a->probe.ro = calloc((size_t)argc, sizeof(*a->probe.ro));
+	a->probe.absent = calloc((size_t)argc, sizeof(*a->probe.absent));
+	if (!sc.pend || !a->sites || !a->site_files || !a->deny_sites || !a->probe.rw ||
+	    !a->probe.ro || !a->probe.absent)
 		rc = usage_error(err, NULL, NULL, "out of memory");
 	if (rc == 0)
 		rc = scan_words(argc, argv, next, a, &sc, err);
@@ -797,4 +841,8 @@ void owsbx_args_free(owsbx_args *a)
 	free(a->site_files);
 	free(a->deny_sites);
 	a->sites = a->site_files = a->deny_sites = NULL;
+	free(a->probe.rw);
+	free(a->probe.ro);
+	free(a->probe.absent);
+	a->probe.rw = a->probe.ro = a->probe.absent = NULL;
 }

@@ -25,6 +25,7 @@ typedef enum owsbx_cmd {
 	OWSBX_CMD_CONNECT,
 	OWSBX_CMD_APPARMOR,
 	OWSBX_CMD_COMPLETION,
+	OWSBX_CMD_RUNNER,
 	OWSBX_CMD_HELP,
 	OWSBX_CMD_VERSION,
 } owsbx_cmd;
@@ -90,6 +91,14 @@ typedef struct owsbx_args {
 	const char *shell;        /* completion: bash or zsh */
 	bool net_none;            /* run, verify: the last --net is none */
 	const char *site_option;  /* run, verify: the last site option given ("--allow-site"), or NULL */
+	/* runner: --probe and what it checks, borrowed from argv */
+	struct {
+		bool on;
+		const char **rw, **ro, **absent; /* nrw, nro, nabsent of them */
+		size_t nrw, nro, nabsent;
+		const char *reach;   /* --reach ADDR:PORT */
+		const char *refused; /* --refused HOST:PORT */
+	} probe;
 	const owsbx_command *command; /* the table's entry for cmd; NULL for help and version */
 } owsbx_args;
 

@@ -274,14 +274,46 @@ static bool confirm(const char *question)
 	return line[0] == 'y' || line[0] == 'Y';
 }
 
-/* The openshell provider's setup: each step is printed as it is made (docker's own progress
- * for the image); Ctrl-C cancels the download. */
+/* The openshell provider's setup: the plan, asked (unless --yes), then each step printed as
+ * it is made, with the installer's and docker's own output; Ctrl-C cancels the step that
+ * runs, and setup undoes what it did before it. */
 static int provider_setup(owsbx_args *a, ows_config *config, ows_setup_options *so)
 {
 	ows_error err;
 	ows_error_clear(&err);
 	so->provider = a->machine_provider;
-	printf("Setting up %s:\n", so->provider);
+	char *plan = NULL;
+	if (ows_machine_plan(config, so, &plan, &err) < 0) {
+		print_error(&err);
+		return 1;
+	}
+	json_t *p = json_loads(plan, 0, NULL);
+	ows_free(plan);
+	json_t *changes = json_object_get(p, "changes");
+	size_t i, n = json_array_size(changes);
+	json_t *v;
+	printf(n ? "Setup of %s will take these steps, in order:\n"
+		 : "Nothing to set up for %s.\n", so->provider);
+	json_array_foreach(changes, i, v)
+		printf("  %zu. %s: %s\n", i + 1, json_string_value(json_object_get(v, "item")),
+		       json_string_value(json_object_get(v, "change")));
+	json_array_foreach(json_object_get(p, "notes"), i, v)
+		printf("  note: %s\n", json_string_value(v));
+	const char *cmd = json_string_value(json_object_get(p, "command"));
+	if (cmd && cmd[0])
+		printf("  command: %s\n", cmd);
+	bool blocked = json_is_true(json_object_get(p, "blocked"));
+	json_decref(p);
+	if (blocked) {
+		fprintf(stderr, "owsbx: setup cannot go ahead here (see the note above); nothing was "
+				"changed\n");
+		return 1;
+	}
+	if (n && !a->yes && !confirm("Take these steps?"))
+		return 1;
+	/* Ctrl-C reaches the step's command (same process group) and ends it; owsbx stays to
+	 * undo what setup did before it. */
+	owsbx_os_catch_signals(on_signal);
 	if (ows_machine_setup(config, so, &err) < 0) {
 		print_error(&err);
 		return 1;
@@ -595,6 +627,10 @@ int owsbx_main(int argc, char **argv)
 		owsbx_completion(stdout, a.shell);
 		owsbx_args_free(&a);
 		return fflush(stdout) == 0 ? 0 : 1;
+	if (a.cmd == OWSBX_CMD_RUNNER) { /* inside a sandbox: no config, no library call */
+		rc = owsbx_os_runner(&a);
+		owsbx_args_free(&a);
+		return rc;
 	}
 	if (a.cmd == OWSBX_CMD_APPARMOR) {
 		rc = cmd_apparmor(&a);

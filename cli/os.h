@@ -25,6 +25,9 @@ void owsbx_os_raise_nofile(void);
 char *owsbx_os_beside_self(const char *name);
 /* True when stderr is a terminal: what only a person reading along needs goes there then. */
 bool owsbx_os_stderr_is_tty(void);
+/* `owsbx runner` (cli/runner.c): an OpenShell sandbox's main command, or its proof. */
+struct owsbx_args;
+int owsbx_os_runner(const struct owsbx_args *a);
 /* Sleeps ms milliseconds. */
 void owsbx_os_sleep_ms(unsigned ms);
 

@@ -575,8 +575,9 @@ typedef struct ows_setup_options {
 	 * the installed one; setup fails when there is none yet.  Borrowed.
 	 */
 	const char *launcher_source;
-	/* "openshell": that provider's setup (the gateway's bind mounts, the base image pulled
-	 * with docker's progress lines through `progress`); NULL: the machine's own. */
+	/* "openshell": that provider's plan and setup (linger, NVIDIA's installer for the pinned
+	 * release, the gateway's bind mounts, the base image; each command's output lines
+	 * through `progress`); NULL: the machine's own. */
 	const char *provider;
 } ows_setup_options;
 

@@ -41,6 +41,9 @@
  *   processes = 4096             ; tasks (threads too); default 4096
  *   tmpfs_mb = 4096              ; each of the sandbox's /tmp and /dev/shm; default a quarter
  *                                ; of the machine's memory
+ *   [openshell]
+ *   profile = strict             ; strict | standard: allowlist's hosts under the openshell
+ *                                ; provider (standard adds the search APIs)
  *
  *   [account]
  *   closed_user = owsandbox-closed
@@ -261,6 +264,13 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 			if (!ows__plat_path_is_absolute(value))
 				return bad_value(ctx, name, value, "give an absolute path");
 			return set_string(name[0] == 'p' ? &c->private_root : &c->state_dir, value, ctx);
+		}
+	} else if (strcmp(section, "openshell") == 0) {
+		if (strcmp(name, "profile") == 0) {
+			if (strcmp(value, "strict") != 0 && strcmp(value, "standard") != 0)
+				return bad_value(ctx, name, value, "use strict or standard");
+			c->os_standard = value[1] == 't' && value[2] == 'a';
+			return 1;
 		}
 	} else if (strcmp(section, "landlock") == 0) {
 		if (strcmp(name, "root_runs_as") == 0)

@@ -120,6 +120,8 @@ struct ows_config {
 	uint64_t default_memory_mb;
 	uint64_t default_processes;
 	uint64_t default_tmpfs_mb;
+	/* [openshell] profile: standard adds the search APIs to allowlist's strict (spec 002) */
+	bool os_standard;
 };
 
 /* A file or folder under the home the person added to the catalog. */
@@ -277,6 +279,8 @@ struct ows_proc {
 
 /* The openshell provider's setup (lib/openshell/machine.c), for ows_machine_setup. */
 OWS__HIDDEN int ows__os_setup(const ows_setup_options *o, ows_error *err);
+/* Its plan, for ows_machine_plan: the steps setup would take, changing nothing. */
+OWS__HIDDEN int ows__os_plan(const ows_setup_options *o, char **plan, ows_error *err);
 /*
  * Which setup ows_machine_setup() runs for the options' provider (lib/record.c):
  * 0 the machine's own (none named, or one of this platform's own), 1

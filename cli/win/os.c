@@ -103,6 +103,15 @@ char *owsbx_os_beside_self(const char *name)
 	return NULL;
 }
 
+/* The runner lives in a Linux container: a Windows build has none. */
+int owsbx_os_runner(const struct owsbx_args *a)
+{
+	(void)a;
+	fputs("owsbx: runner: the tool runner runs in an OpenShell (Linux) sandbox, not on "
+	      "Windows\n", stderr);
+	return 2;
+}
+
 void owsbx_os_sleep_ms(unsigned ms)
 {
 	Sleep(ms);

@@ -31,10 +31,12 @@ static int dump(json_t *j, char **out, ows_error *err)
 
 int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **plan, ows_error *err)
 {
-	(void)o;
 	if (!plan)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "plan_json is NULL");
 	*plan = NULL;
+	int target = ows__setup_target(o, err);
+	if (target != 0)
+		return target < 0 ? target : ows__os_plan(o, plan, err);
 	json_t *notes = json_pack("[s]", "nothing to set up on macOS: the seatbelt provider uses "
 				  "what macOS ships; `owsbx machine sandbox status` says whether "
 				  "sessions can start");

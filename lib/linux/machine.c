@@ -781,6 +781,9 @@ out:
 /* A NULL config is the machine's (ows_config_load(NULL)), as the header says. */
 int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **plan, ows_error *err)
 {
+	int target = ows__setup_target(o, err);
+	if (target != 0)
+		return target < 0 ? target : ows__os_plan(o, plan, err);
 	ows_config machine;
 	const ows_config *use;
 	int rc = ows__config_or_machine(c, &machine, &use, err);

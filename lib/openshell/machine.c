@@ -1,10 +1,17 @@
 /*
- * The openshell provider's status and setup rows (spec 002 and its fresh-user
- * notes): each row carries a `command` to run in a terminal apart from a
- * `hint` (a note) and `docs` (a link).  Linger comes first, in the same
- * command as NVIDIA's installer: the installer starts the gateway through the
- * user's systemd manager, which on WSL or a headless box runs only once
- * linger is on.
+ * The openshell provider's status rows, plan and setup (spec 002 and its
+ * fresh-user notes): each row carries a `command` to run in a terminal apart
+ * from a `hint` (a note) and `docs` (a link).  Setup does the steps itself, in
+ * order: linger (as the person, else through the admin prefix), NVIDIA's
+ * installer for the pinned release (its output as progress; Ctrl-C cancels
+ * it), bind mounts in the gateway's config, the image.  Linger comes first:
+ * the installer starts the gateway through the user's systemd manager, which
+ * on WSL or a headless box runs only once linger is on.  Only where nothing
+ * can ask for an administrator's password are linger and the installer
+ * folded into one command to hand over.  A failed step undoes what setup
+ * did before it (linger, when setup turned it on).  On a Mac there is no
+ * linger and no administrator: Homebrew installs OpenShell as the person and
+ * runs the gateway with brew services (NVIDIA's install.sh).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -26,6 +33,14 @@
 #include "oscli.h"
 
 extern char **environ;
+
+#ifdef __APPLE__
+#define GATEWAY_RESTART "brew services restart nvidia/openshell/openshell"
+#define HAS_LINGER 0
+#else
+#define GATEWAY_RESTART "systemctl --user restart openshell-gateway"
+#define HAS_LINGER 1
+#endif
 
 static int wait_status(pid_t pid)
 {
@@ -144,11 +159,18 @@ static bool bind_mounts_on(const char *path)
 	return on;
 }
 
+/* systemd keeps the user's manager running after logout: logind's file, or logind's word
+ * (`loginctl show-user`).  A Mac has no linger to need. */
 static bool linger_on(const char *user)
 {
-	char path[128];
+	if (!HAS_LINGER)
+		return true;
+	char path[128], out[16] = "";
 	snprintf(path, sizeof(path), "/var/lib/systemd/linger/%s", user);
-	return access(path, F_OK) == 0;
+	if (access(path, F_OK) == 0)
+		return true;
+	const char *argv[] = {"loginctl", "show-user", user, "--property=Linger", "--value", NULL};
+	return ows__os_cmd(argv, out, sizeof(out)) == 0 && strncmp(out, "yes", 3) == 0;
 }
 
 void ows__os_facts_read(ows__os_facts *f)
@@ -189,7 +211,7 @@ static bool is_wsl(void)
  */
 const char *ows__os_admin_prefix(void)
 {
-	if (getuid() == 0)
+	if (getuid() == 0 || !HAS_LINGER) /* root, or a Mac: nothing needs an administrator */
 		return "";
 	const char *t[] = {"sudo", "-n", "true", NULL};
 	if (ows__os_cmd(t, NULL, 0) == 0)
@@ -244,8 +266,9 @@ static json_t *status_rows(const ows__os_facts *f, const char *prefix)
 	snprintf(l, sizeof(l), "loginctl enable-linger %s", f->user);
 	admin(cmd, sizeof(cmd), prefix, l);
 	add_row(rows, "linger", f->linger,
-		f->linger ? "the gateway keeps running after logout"
-			  : "the gateway would stop at logout (no linger)",
+		!HAS_LINGER ? "not needed: brew services keeps the gateway running"
+		: f->linger ? "the gateway keeps running after logout"
+			    : "the gateway would stop at logout (no linger)",
 		cmd, "comes first: NVIDIA's installer starts the gateway through your systemd manager",
 		OWS__OS_DOCS "about/installation");
 	install_command(cmd, sizeof(cmd), f, prefix);
@@ -256,12 +279,12 @@ static json_t *status_rows(const ows__os_facts *f, const char *prefix)
 		"OpenShell " OWS__OS_VERSION ", the release this provider is tested against",
 		OWS__OS_DOCS "about/installation");
 	add_row(rows, "gateway", f->gateway, f->gateway ? "running" : "not running",
-		"systemctl --user restart openshell-gateway", NULL, OWS__OS_DOCS "about/installation");
+		GATEWAY_RESTART, NULL, OWS__OS_DOCS "about/installation");
 	snprintf(detail, sizeof(detail), "%s in %s", f->bind_mounts ? "allowed" : "not allowed",
 		 f->gateway_toml);
 	snprintf(cmd, sizeof(cmd),
 		 "printf '[openshell.drivers.docker]\\nenable_bind_mounts = true\\n' >> %s && "
-		 "systemctl --user restart openshell-gateway", f->gateway_toml);
+		 GATEWAY_RESTART, f->gateway_toml);
 	add_row(rows, "bind-mounts", f->bind_mounts, detail, cmd,
 		"that is how the session's folders reach a sandbox",
 		OWS__OS_DOCS "reference/sandbox-compute-drivers");
@@ -298,7 +321,7 @@ int ows__os_refuse(const ows__os_facts *f, ows_error *err)
 				 "OpenShell is not installed");
 	if (!f->gateway)
 		return ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell",
-				 "run `systemctl --user restart openshell-gateway`",
+				 "run `" GATEWAY_RESTART "`",
 				 "the OpenShell gateway is not running");
 	if (!f->bind_mounts)
 		return ows__fail(err, OWS_EUNSUPPORTED, 0, f->gateway_toml,
@@ -335,7 +358,7 @@ static void say(const ows_setup_options *o, const char *step)
 static int allow_bind_mounts(const ows__os_facts *f, ows_error *err)
 {
 	const char *hint = "set enable_bind_mounts = true under [openshell.drivers.docker], then "
-			   "run `systemctl --user restart openshell-gateway`";
+			   "run `" GATEWAY_RESTART "`";
 	FILE *in = fopen(f->gateway_toml, "re");
 	char *text = NULL;
 	size_t len = 0;
@@ -383,71 +406,272 @@ static int allow_bind_mounts(const ows__os_facts *f, ows_error *err)
 	return rc;
 }
 
-/* `docker pull IMAGE`, each line of its progress through `progress`.  It runs in this
- * process group: Ctrl-C in the terminal cancels it, and setup with it. */
-static int pull_image(const ows_setup_options *o, ows_error *err)
+/*
+ * Runs argv with stdout and stderr into `progress`, line by line; the last
+ * line, said or not, into last (what a failed command says it failed of).
+ * It runs in this process group: Ctrl-C in the terminal cancels it.  Its
+ * exit status, 128+N for a signal, or -1 when it could not start.
+ */
+static int stream(const ows_setup_options *o, const char *const argv[], char *last, size_t len)
 {
+	last[0] = '\0';
 	int p[2];
 	if (cloexec_pipe(p) != 0)
-		return ows__fail_sys(err, "pipe", NULL, "cannot start docker pull");
+		return -1;
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-	const char *argv[] = {"docker", "pull", OWS__OS_IMAGE, NULL};
 	pid_t pid;
 	int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(p[1]);
 	if (rc != 0) {
 		close(p[0]);
-		return ows__fail(err, OWS_ESPAWN, rc, "docker", "install Docker or Podman",
-				 "cannot start docker pull");
+		snprintf(last, len, "cannot start %s: %s", argv[0], strerror(rc));
+		return -1;
 	}
 	FILE *f = fdopen(p[0], "r");
 	char line[512];
 	while (f && fgets(line, sizeof(line), f)) {
 		trim(line);
+		if (!line[0])
+			continue;
 		say(o, line);
+		size_t n = strlen(line) < len - 1 ? strlen(line) : len - 1; /* the line's head */
+		memcpy(last, line, n);
+		last[n] = '\0';
 	}
 	if (f)
 		fclose(f);
 	else
 		close(p[0]);
-	int st = wait_status(pid);
+	return wait_status(pid);
+}
+
+static int pull_image(const ows_setup_options *o, ows_error *err)
+{
+	const char *argv[] = {"docker", "pull", OWS__OS_IMAGE, NULL};
+	char last[256];
+	int st = stream(o, argv, last, sizeof(last));
 	if (st != 0)
-		return ows__fail(err, OWS_ESYS, 0, OWS__OS_IMAGE, "run `docker pull " OWS__OS_IMAGE "`",
-				 "docker pull did not finish (status %d)", st);
+		return ows__fail(err, st < 0 ? OWS_ESPAWN : OWS_ESYS, 0, OWS__OS_IMAGE,
+				 st < 0 ? "install Docker or Podman"
+					: "run `docker pull " OWS__OS_IMAGE "`",
+				 "docker pull did not finish (status %d): %s", st, last);
 	return 0;
+}
+
+/* The admin prefix's words ("sudo", "-n"; "pkexec"), then cmd's, into argv (cap of them). */
+static void under_prefix(const char *prefix, const char *const cmd[], const char **argv,
+			 size_t cap, char *words, size_t wlen)
+{
+	size_t n = 0;
+	snprintf(words, wlen, "%s", prefix);
+	for (char *w = strtok(words, " "); w && n + 1 < cap; w = strtok(NULL, " "))
+		argv[n++] = w;
+	for (size_t i = 0; cmd[i] && n + 1 < cap; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+}
+
+/* loginctl VERB USER: as the person (logind lets a person in a session set their own), else
+ * under the admin prefix; true once linger is as wanted. */
+static bool set_linger(const ows__os_facts *f, const char *prefix, bool on)
+{
+	const char *cmd[] = {"loginctl", on ? "enable-linger" : "disable-linger", f->user, NULL};
+	if (ows__os_cmd(cmd, NULL, 0) == 0 && linger_on(f->user) == on)
+		return true;
+	if (!prefix[0])
+		return false;
+	const char *argv[8];
+	char words[32];
+	under_prefix(prefix, cmd, argv, OWS__ARRAY_LEN(argv), words, sizeof(words));
+	return ows__os_cmd(argv, NULL, 0) == 0 && linger_on(f->user) == on;
+}
+
+static bool installed_pinned(const ows__os_facts *f)
+{
+	return f->installed && strstr(f->version, OWS__OS_VERSION);
+}
+
+/* Where nothing can ask for an administrator's password, linger and the installer are one
+ * command handed over (WSL): nothing is done, and setup says what to run. */
+static bool handed_over(const ows__os_facts *f, const char *prefix)
+{
+	return HAS_LINGER && getuid() != 0 && !prefix[0] && (!f->linger || !installed_pinned(f));
+}
+
+/*
+ * NVIDIA's installer, downloaded with curl into a folder of our own, then run
+ * with OPENSHELL_VERSION pinned: on Linux under the admin prefix (it installs
+ * a package; SUDO_USER names the person it sets the gateway up for), on a
+ * Mac as the person (Homebrew).  Its output is the progress.
+ */
+static int run_installer(const ows_setup_options *o, const ows__os_facts *f, const char *prefix,
+			 ows_error *err)
+{
+	char cmd[PATH_MAX + 1024];
+	install_command(cmd, sizeof(cmd), f, prefix);
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX], script[PATH_MAX + 16], last[256];
+	snprintf(dir, sizeof(dir), "%s/owsbx-openshell.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return ows__fail_sys(err, dir, NULL, "cannot make a folder for NVIDIA's installer");
+	snprintf(script, sizeof(script), "%s/install.sh", dir);
+	say(o, "downloading NVIDIA's installer: " OWS__OS_INSTALLER);
+	const char *get[] = {"curl", "-LsSf", "--proto", "=https", "-o", script, OWS__OS_INSTALLER,
+			     NULL};
+	int st = stream(o, get, last, sizeof(last));
+	int rc = 0;
+	if (st != 0)
+		rc = ows__fail(err, OWS_ESYS, 0, OWS__OS_INSTALLER,
+			       "check the network and run setup again, or run the install command "
+			       "yourself",
+			       "setup stopped at the installer: it could not be downloaded (%s)",
+			       last[0] ? last : "curl did not start");
+	if (rc == 0) {
+		say(o, "running NVIDIA's installer for OpenShell " OWS__OS_VERSION);
+		char user_env[96];
+		snprintf(user_env, sizeof(user_env), "SUDO_USER=%s", f->user);
+		/* pkexec keeps no SUDO_USER: without it the installer would set the gateway up
+		 * for root; sudo sets it itself. */
+		bool pk = strcmp(prefix, "pkexec") == 0;
+		const char *run[] = {"env", pk ? user_env : "OPENSHELL_VERSION=v" OWS__OS_VERSION,
+				     pk ? "OPENSHELL_VERSION=v" OWS__OS_VERSION : "sh",
+				     pk ? "sh" : script, pk ? script : NULL, NULL};
+		const char *argv[12];
+		char words[32];
+		under_prefix(HAS_LINGER && getuid() != 0 ? prefix : "", run, argv,
+			     OWS__ARRAY_LEN(argv), words, sizeof(words));
+		st = stream(o, argv, last, sizeof(last));
+		if (st != 0)
+			rc = ows__fail(err, OWS_ESYS, 0, "openshell", cmd,
+				       "setup stopped at the installer: it %s (status %d): %s",
+				       st > 128 ? "was cancelled" : "failed", st, last);
+	}
+	unlink(script);
+	rmdir(dir);
+	return rc;
+}
+
+/* Linger, then the installer; linger undone when setup turned it on and the installer
+ * failed: nothing is left half-done. */
+static int install(const ows_setup_options *o, const ows__os_facts *f, const char *prefix,
+		   ows_error *err)
+{
+	bool made_linger = false;
+	if (!f->linger) {
+		say(o, "turning linger on: loginctl enable-linger (your systemd manager, and the "
+		       "gateway, keep running after logout)");
+		if (!set_linger(f, prefix, true)) {
+			char cmd[256], l[128];
+			snprintf(l, sizeof(l), "loginctl enable-linger %s", f->user);
+			admin(cmd, sizeof(cmd), prefix, l);
+			return ows__fail(err, OWS_EPERM, 0, f->user, cmd,
+					 "setup stopped at linger: it could not be turned on; run "
+					 "the command below, then setup again");
+		}
+		made_linger = true;
+	}
+	if (installed_pinned(f))
+		return 0;
+	int rc = run_installer(o, f, prefix, err);
+	if (rc < 0 && made_linger) {
+		say(o, "undoing linger, which setup turned on");
+		set_linger(f, prefix, false);
+	}
+	return rc;
+}
+
+/* The steps setup would take, in order, as {"item", "change"}. */
+static json_t *plan_changes(const ows__os_facts *f, const char *prefix)
+{
+	json_t *c = json_array();
+	char text[PATH_MAX + 256];
+	if (!f->linger) {
+		snprintf(text, sizeof(text), "loginctl enable-linger %s, as you or through %s: your "
+			 "systemd manager keeps running after logout; first, because NVIDIA's "
+			 "installer starts the gateway through it",
+			 f->user, prefix[0] ? prefix : "sudo");
+		json_array_append_new(c, json_pack("{s:s, s:s}", "item", "linger", "change", text));
+	}
+	if (!installed_pinned(f)) {
+		snprintf(text, sizeof(text), "NVIDIA's installer for OpenShell " OWS__OS_VERSION
+			 " (" OWS__OS_INSTALLER ", OPENSHELL_VERSION=v" OWS__OS_VERSION "), %s",
+			 !HAS_LINGER ? "as you: Homebrew installs it"
+			 : getuid() == 0 ? "as root" : prefix[0] ? prefix : "sudo");
+		json_array_append_new(c, json_pack("{s:s, s:s}", "item", "openshell", "change", text));
+	}
+	if (!f->bind_mounts) {
+		snprintf(text, sizeof(text), "enable_bind_mounts = true under "
+			 "[openshell.drivers.docker] in %s: how the session's folders reach a sandbox",
+			 f->gateway_toml);
+		json_array_append_new(c, json_pack("{s:s, s:s}", "item", "bind-mounts", "change", text));
+	}
+	if (!f->image)
+		json_array_append_new(c, json_pack("{s:s, s:s}", "item", "image", "change",
+						   "docker pull " OWS__OS_IMAGE " (about 5 GB, once)"));
+	return c;
+}
+
+int ows__os_plan(const ows_setup_options *o, char **plan, ows_error *err)
+{
+	if (!plan)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "plan_json is NULL");
+	ows__os_facts f;
+	ows__os_facts_read(&f);
+	const char *prefix = ows__os_admin_prefix();
+	char cmd[PATH_MAX + 1024] = "";
+	bool hand = handed_over(&f, prefix);
+	if (hand)
+		install_command(cmd, sizeof(cmd), &f, prefix);
+	json_t *notes = json_array();
+	if (hand)
+		json_array_append_new(notes, json_string("nothing here can ask for an administrator's "
+							 "password: run this command in a terminal, "
+							 "then setup again"));
+	json_t *j = json_pack("{s:s, s:o, s:o, s:s, s:b, s:s}", "provider", "openshell", "changes",
+			      plan_changes(&f, prefix), "notes", notes, "command", cmd, "blocked",
+			      hand, "then", "run `owsbx machine sandbox status --provider openshell`");
+	*plan = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	return *plan ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
 }
 
 int ows__os_setup(const ows_setup_options *o, ows_error *err)
 {
 	ows__os_facts f;
 	ows__os_facts_read(&f);
+	const char *prefix = ows__os_admin_prefix();
 	char cmd[PATH_MAX + 1024];
-	if (!f.installed || !strstr(f.version, OWS__OS_VERSION)) {
-		install_command(cmd, sizeof(cmd), &f, ows__os_admin_prefix());
+	if (handed_over(&f, prefix)) {
+		install_command(cmd, sizeof(cmd), &f, prefix);
 		return ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell", cmd,
-				 "OpenShell " OWS__OS_VERSION " is not installed: run the command "
-				 "below, then setup again");
+				 "OpenShell " OWS__OS_VERSION " is not set up and nothing here can "
+				 "ask for an administrator's password: run the command below, then "
+				 "setup again");
 	}
-	int rc = 0;
-	if (!f.bind_mounts) {
+	int rc = install(o, &f, prefix, err);
+	if (rc == 0 && !installed_pinned(&f))
+		ows__os_facts_read(&f); /* what the installer made: the gateway, its config */
+	if (rc == 0 && !installed_pinned(&f))
+		rc = ows__fail(err, OWS_ESYS, 0, "openshell", OWS__OS_DOCS "about/installation",
+			       "the installer finished, but `openshell --version` does not say "
+			       OWS__OS_VERSION " (it says: %s)", f.installed ? f.version : "nothing");
+	if (rc == 0 && !f.bind_mounts) {
 		say(o, "allowing bind mounts in the gateway's config");
 		rc = allow_bind_mounts(&f, err);
 		if (rc == 0)
-			say(o, "bind mounts allowed: restart the gateway (systemctl --user restart "
-			       "openshell-gateway)");
+			say(o, "bind mounts allowed: restart the gateway (" GATEWAY_RESTART ")");
 	}
 	if (rc == 0 && !f.image) {
 		say(o, "downloading the base image (about 5 GB, once): docker pull " OWS__OS_IMAGE);
 		rc = pull_image(o, err);
 	}
 	if (rc == 0 && !f.gateway)
-		rc = ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell",
-			       "run `systemctl --user restart openshell-gateway`",
+		rc = ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell", "run `" GATEWAY_RESTART "`",
 			       "the OpenShell gateway is not running");
 	return rc;
 }

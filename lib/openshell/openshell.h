@@ -6,8 +6,11 @@
  *   policy.c    the renderer: the session -> OpenShell's policy document and
  *               the `openshell sandbox create` arguments (portable C, golden-tested)
  *   sandbox.c   the provider: create, exec with the stream, policy update, delete
- *   machine.c   status and setup rows (command / hint / docs), the admin prefix,
- *               linger, the gateway's bind-mount setting, the image pull
+ *   runner.c    the tool runner mounted as the main command (a static Linux owsbx), and
+ *               the proof it runs from inside through `sandbox exec`
+ *   machine.c   status rows (command / hint / docs), the plan and setup's steps: the
+ *               admin prefix, linger, NVIDIA's installer, the gateway's bind-mount
+ *               setting, the image pull
  *
  * Plain POSIX: built on Linux, and for macOS (OpenShell runs there with Docker).
  */
@@ -24,12 +27,22 @@
 #define OWS__OS_VERSION "0.0.116"
 
 /* The network profiles of spec 002: strict (code hosts and registries),
- * standard (strict plus the search APIs), open (any host). */
+ * standard (strict plus the search APIs), open (any host, which OpenShell cannot
+ * express), and none: no endpoint at all, which OpenShell's proxy reads as nothing allowed. */
 typedef enum ows__os_profile {
 	OWS__OS_STRICT,
 	OWS__OS_STANDARD,
 	OWS__OS_OPEN,
+	OWS__OS_NONE,
 } ows__os_profile;
+
+/*
+ * Where the tool runner is mounted in the sandbox, alone (a file mount): at a
+ * path of its own, so that no folder of the image is hidden by the host's.
+ * Its folder is read-only in the policy; the main command is "RUNNER runner".
+ */
+#define OWS__OS_RUNNER_DIR "/opt/owsbx"
+#define OWS__OS_RUNNER_PATH OWS__OS_RUNNER_DIR "/owsbx"
 
 typedef struct ows__os_spec {
 	const char *name;          /* the sandbox's name: owsbx-<session id> */
@@ -40,10 +53,11 @@ typedef struct ows__os_spec {
 	gid_t gid;
 	ows__os_profile profile;
 	const char *const *hosts;  /* more allowed host[:port] patterns: the machine's and the
-				      session's sites, the shared credentials' hosts; NULL-ended */
-	const char *runner_dir;    /* the tool runner, mounted read-only, started as the main
+				      session's sites, the shared credentials' hosts; NULL-ended;
+				      none with OWS__OS_NONE */
+	const char *runner;        /* the tool runner on the host: a static Linux owsbx, mounted
+				      read-only at OWS__OS_RUNNER_PATH and started as the main
 				      command */
-	const char *runner_cmd;
 	const char *policy_path;   /* where the caller writes `policy`: `sandbox create` takes the
 				      policy as a file (--policy, crates/openshell-cli/src/main.rs) */
 } ows__os_spec;

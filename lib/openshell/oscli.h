@@ -59,4 +59,24 @@ OWS__HIDDEN const char *ows__os_admin_prefix(void);
  * fail, or a negative code. */
 OWS__HIDDEN int ows__os_status_json(char **out, ows_error *err);
 
+/* The static Linux owsbx beside owsbx for this machine's arch (runner.c): its path into
+ * *out (caller frees), or OWS_ECONFIG naming what is missing. */
+OWS__HIDDEN int ows__os_find_runner(char **out, ows_error *err);
+
+/* What the proof from inside checks (runner.c). */
+typedef struct ows__os_proof {
+	const char *name;           /* the sandbox */
+	const char *id;             /* the session's id, for the file planted in the home */
+	const char *home;           /* the person's home, whose files must be absent */
+	const char *network;        /* the mode's name, for the report */
+	bool none;                  /* network none: a listed registry must be refused too */
+	const ows__folder *folders; /* each reachable as its access says */
+	size_t nfolders;
+} ows__os_proof;
+
+/* Runs the runner's probe through `openshell sandbox exec` and judges it: the report into
+ * *proof_json (caller frees; set on a failed proof too), OWS_EVERIFY naming the first failed
+ * check. */
+OWS__HIDDEN int ows__os_prove(const ows__os_proof *p, char **proof_json, ows_error *err);
+
 #endif /* OWS_OPENSHELL_OSCLI_H */

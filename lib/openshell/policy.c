@@ -228,7 +228,7 @@ static void emit_list(FILE *f, const char *key, const char *const *base, size_t 
 		if (spec->folders[i].access == access)
 			put_item(f, "    ", spec->folders[i].path);
 	if (runner)
-		put_item(f, "    ", spec->runner_dir);
+		put_item(f, "    ", OWS__OS_RUNNER_DIR);
 }
 
 /*
@@ -276,6 +276,10 @@ static int emit_network_entry(FILE *f, const char *key, const char *name,
 
 static int emit_network(FILE *f, const ows__os_spec *spec, ows_error *err)
 {
+	/* none: no entry at all, and no key: OpenShell's proxy allows nothing a policy does
+	 * not list. */
+	if (spec->profile == OWS__OS_NONE)
+		return 0;
 	/* The hosts of each profile are lib/sites.c's groups, as the proxy uses them. */
 	fputs("network_policies:\n", f);
 	int rc = emit_network_entry(f, "code_hosting", "code-hosting",
@@ -336,7 +340,7 @@ static int add_mount(json_t *mounts, const char *path, bool ro)
 	return m ? json_array_append_new(mounts, m) : -1;
 }
 
-/* {"docker":{"mounts":[...]}}: the folders and the runner at their own paths. */
+/* {"docker":{"mounts":[...]}}: the folders at their own paths, the runner alone at its own. */
 static int driver_config(const ows__os_spec *spec, char **out, ows_error *err)
 {
 	json_t *mounts = json_array();
@@ -344,8 +348,11 @@ static int driver_config(const ows__os_spec *spec, char **out, ows_error *err)
 	int rc = root ? 0 : -1;
 	for (size_t i = 0; !rc && i < spec->nfolders; i++)
 		rc = add_mount(mounts, spec->folders[i].path, spec->folders[i].access != OWS_ACCESS_RW);
+	json_t *runner = rc ? NULL : json_pack("{s:s, s:s, s:s, s:b}", "type", "bind", "source",
+					       spec->runner, "target", OWS__OS_RUNNER_PATH,
+					       "read_only", 1);
 	if (!rc)
-		rc = add_mount(mounts, spec->runner_dir, true);
+		rc = runner ? json_array_append_new(mounts, runner) : -1;
 	*out = rc ? NULL : json_dumps(root, JSON_COMPACT | JSON_ENSURE_ASCII);
 	if (root)
 		json_decref(root);
@@ -363,7 +370,7 @@ static int render_args(const ows__os_spec *spec, ows__strv *args, ows_error *err
 		"--policy", spec->policy_path, "--driver-config-json", dc,
 		/* no OpenShell credential provider: the session's credentials are its own */
 		"--no-auto-providers",
-		"--", spec->runner_cmd,
+		"--", OWS__OS_RUNNER_PATH, "runner",
 	};
 	for (size_t i = 0; !rc && i < OWS__ARRAY_LEN(argv); i++)
 		rc = ows__strv_push(args, argv[i], err);
@@ -378,24 +385,37 @@ static int check_spec(const ows__os_spec *spec, ows_error *err)
 	const char *hint = "fill in the sandbox's name, image, policy file and tool runner";
 	if (!spec->name || !spec->name[0] || spec->name[0] == '-' || !spec->image ||
 	    !spec->image[0] || spec->image[0] == '-' || !spec->policy_path ||
-	    spec->policy_path[0] != '/' || !spec->runner_cmd || !spec->runner_cmd[0] ||
-	    !spec->runner_dir || (spec->nfolders && !spec->folders))
+	    spec->policy_path[0] != '/' || !spec->runner || spec->runner[0] != '/' ||
+	    (spec->nfolders && !spec->folders))
 		return ows__fail(err, OWS_EINVAL, 0, NULL, hint, "openshell policy: incomplete spec");
 	if (spec->profile == OWS__OS_OPEN)
 		return ows__fail(err, OWS_EINVAL, 0, NULL,
 				 "use the standard profile and add the sites, or another provider",
 				 "openshell policy: OpenShell cannot allow any host (a bare '*' host "
 				 "is refused: docs/reference/policy-schema.mdx)");
-	if (spec->profile != OWS__OS_STRICT && spec->profile != OWS__OS_STANDARD)
+	if (spec->profile != OWS__OS_STRICT && spec->profile != OWS__OS_STANDARD &&
+	    spec->profile != OWS__OS_NONE)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "openshell policy: bad profile");
+	if (spec->profile == OWS__OS_NONE && spec->hosts && spec->hosts[0])
+		return ows__fail(err, OWS_EINVAL, 0, spec->hosts[0],
+				 "use allowlist to reach a site",
+				 "openshell policy: network none allows no host");
 	size_t npaths = OWS__ARRAY_LEN(base_read_only) + OWS__ARRAY_LEN(base_read_write) + 1 +
 			spec->nfolders;
 	if (npaths > MAX_FILESYSTEM_PATHS)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, "share fewer folders",
 				 "openshell policy: OpenShell takes at most 256 paths");
 	int rc = check_ids(spec, err);
-	if (!rc)
-		rc = check_folder(spec->runner_dir, err);
+	/* The runner's source is a host path Docker reads: its bind syntax must carry it. */
+	if (!rc && strchr(spec->runner, ':'))
+		rc = ows__fail(err, OWS_EINVAL, 0, spec->runner,
+			       "install owsbx in a folder without ':'",
+			       "openshell policy: the tool runner's path cannot be bind-mounted");
+	for (size_t i = 0; !rc && i < spec->nfolders; i++)
+		if (path_within(OWS__OS_RUNNER_DIR, spec->folders[i].path) ||
+		    path_within(spec->folders[i].path, OWS__OS_RUNNER_DIR))
+			rc = bad_path(err, spec->folders[i].path, "share another folder",
+				      "overlaps " OWS__OS_RUNNER_DIR ", where the tool runner is");
 	for (size_t i = 0; !rc && i < spec->nfolders; i++) {
 		rc = check_folder(spec->folders[i].path, err);
 		if (!rc && spec->folders[i].access != OWS_ACCESS_RO &&

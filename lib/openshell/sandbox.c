@@ -204,15 +204,30 @@ static ows__folder *spec_folders(const ows_policy *policy, const char *dir, size
 	return f;
 }
 
-static int spec_hosts(const ows_policy *policy, const ows__share *sh, ows__strv *hosts,
-		      ows_error *err)
+/* allowlist: the machine's hosts, the session's sites, the shared logins' hosts; none and
+ * open: no host (none lists nothing, open is refused by the renderer). */
+static int spec_hosts(const ows_session *s, const ows_policy *policy, const ows_config *config,
+		      const ows__share *sh, ows__strv *hosts, ows_error *err)
 {
+	if (s->net != OWS_NET_ALLOWLIST)
+		return 0;
+	const ows__strv *from[] = {&config->hosts, &policy->hosts, &sh->hosts};
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < policy->hosts.len; i++)
-		rc = ows__strv_push(hosts, policy->hosts.v[i], err);
-	for (size_t i = 0; rc == 0 && i < sh->hosts.len; i++)
-		rc = ows__strv_push(hosts, sh->hosts.v[i], err);
+	for (size_t k = 0; k < OWS__ARRAY_LEN(from); k++)
+		for (size_t i = 0; rc == 0 && i < from[k]->len; i++)
+			rc = ows__strv_push(hosts, from[k]->v[i], err);
 	return rc;
+}
+
+/* The network mode as OpenShell's profile: allowlist is the machine's profile (strict unless
+ * [openshell] profile says standard). */
+static ows__os_profile spec_profile(const ows_session *s, const ows_config *config)
+{
+	if (s->net == OWS_NET_NONE)
+		return OWS__OS_NONE;
+	if (s->net == OWS_NET_OPEN)
+		return OWS__OS_OPEN;
+	return config->os_standard ? OWS__OS_STANDARD : OWS__OS_STRICT;
 }
 
 /*
@@ -234,28 +249,25 @@ static int create_argv(const ows__os_render *r, ows__strv *av, ows_error *err)
 	return rc;
 }
 
-static int create_sandbox(ows_session *s, const ows_policy *policy, const ows__share *sh,
-			  struct os_impl *oi, ows_error *err)
+static int create_sandbox(ows_session *s, const ows_policy *policy, const ows_config *config,
+			  const ows__share *sh, struct os_impl *oi, ows_error *err)
 {
 	size_t nf = 0;
 	ows__strv hosts = {0}, av = {0};
 	ows__os_render r = {0};
-	char *exe = ows__find_owsbx(), *exe_dir = exe ? ows__strdup(exe, err) : NULL;
-	if (exe_dir)
-		*strrchr(exe_dir, '/') = '\0';
+	char *runner = NULL;
 	ows__folder *f = spec_folders(policy, oi->dir, &nf, err);
-	int rc = f ? spec_hosts(policy, sh, &hosts, err) : OWS_ENOMEM;
-	if (rc == 0 && !exe_dir)
-		rc = ows__fail(err, OWS_ECONFIG, 0, "owsbx", "install owsbx on the PATH",
-			       "the tool runner (owsbx) is not found");
+	int rc = f ? spec_hosts(s, policy, config, sh, &hosts, err) : OWS_ENOMEM;
+	if (rc == 0)
+		rc = ows__os_find_runner(&runner, err);
 	char policy_path[PATH_MAX];
 	snprintf(policy_path, sizeof(policy_path), "%s/policy.yaml", oi->dir);
 	ows__os_spec spec = {
 		.name = oi->name, .image = OWS__OS_IMAGE, .folders = f, .nfolders = nf,
 		.uid = getuid(), .gid = getgid(),
-		.profile = s->net == OWS_NET_OPEN ? OWS__OS_OPEN : OWS__OS_STRICT,
-		.hosts = (const char *const *)hosts.v, .runner_dir = exe_dir, .runner_cmd = exe,
-		.policy_path = policy_path,
+		.profile = spec_profile(s, config),
+		.hosts = hosts.v ? (const char *const *)hosts.v : (const char *const[]){NULL},
+		.runner = runner, .policy_path = policy_path,
 	};
 	struct stat fst;
 	/* A root host: the folders' owner runs inside (OpenShell refuses uid 0). */
@@ -280,8 +292,7 @@ static int create_sandbox(ows_session *s, const ows_policy *policy, const ows__s
 	ows__strv_free(&av);
 	ows__strv_free(&hosts);
 	free(f);
-	free(exe_dir);
-	free(exe);
+	free(runner);
 	return rc;
 }
 
@@ -305,14 +316,36 @@ static int share_in(ows_session *s, const ows_policy *policy, const ows_config *
 	return rc;
 }
 
+/* The wall proved from inside, as the other providers prove theirs: OpenShell's readiness
+ * says the sandbox runs, not what it holds. */
+static int prove(ows_session *s, const ows_policy *policy, const struct os_impl *oi,
+		 ows_error *err)
+{
+	size_t nf = 0;
+	ows__folder *f = spec_folders(policy, oi->dir, &nf, err);
+	if (!f)
+		return OWS_ENOMEM;
+	ows__os_proof p = {.name = oi->name, .id = s->id, .home = home_dir(),
+			   .network = ows__net_name(s->net), .none = s->net == OWS_NET_NONE,
+			   .folders = f, .nfolders = nf};
+	int rc = ows__os_prove(&p, &s->proof_json, err);
+	free(f);
+	return rc;
+}
+
 static int os_open(ows_session *s, const ows_policy *policy, const ows_config *config,
 		   ows_error *err)
 {
 	ows__os_facts facts;
 	ows__os_facts_read(&facts);
 	int rc = ows__os_refuse(&facts, err);
-	/* The machine's hosts do not reach OpenShell's policy; its deny entries must not be lost. */
-	for (size_t i = 0; rc == 0 && i < config->hosts.len; i++)
+	if (rc == 0 && s->net == OWS_NET_OPEN)
+		rc = ows__fail(err, OWS_EUNSUPPORTED, 0, "openshell",
+			       "use allowlist with the sites the session needs, or another provider",
+			       "network open cannot be had under OpenShell: its policy cannot allow "
+			       "any host (a bare '*' host is refused)");
+	/* A deny entry OpenShell's policy cannot hold is refused before anything is made. */
+	for (size_t i = 0; rc == 0 && s->net == OWS_NET_ALLOWLIST && i < config->hosts.len; i++)
 		rc = ows__os_refuse_deny(config->hosts.v[i], err);
 	if (rc < 0)
 		return rc;
@@ -335,15 +368,12 @@ static int os_open(ows_session *s, const ows_policy *policy, const ows_config *c
 	if (rc == 0)
 		rc = share_in(s, policy, config, oi, &sh, err);
 	if (rc == 0)
-		rc = create_sandbox(s, policy, &sh, oi, err);
+		rc = create_sandbox(s, policy, config, &sh, oi, err);
 	ows__share_free(&sh);
 	if (rc == 0 && !(s->private_dir = ows__strdup(oi->dir, err)))
 		rc = OWS_ENOMEM;
-	ows__check wall = {.name = "wall", .detail = "openshell: a sandbox from " OWS__OS_IMAGE,
-			   .passed = 1};
-	if (rc == 0 && !(s->proof_json = ows__proof_json("openshell", ows__net_name(s->net), &wall,
-							  1, NULL)))
-		rc = OWS_ENOMEM;
+	if (rc == 0)
+		rc = prove(s, policy, oi, err);
 	if (rc < 0) {
 		impl_free(oi);
 		return rc;
@@ -393,6 +423,9 @@ static int os_spawn(ows_session *s, ows_proc *proc, const char *const argv[], ch
 static int os_allow_site(ows_session *s, const char *pattern, ows_error *err)
 {
 	struct os_impl *oi = s->impl;
+	if (s->net != OWS_NET_ALLOWLIST)
+		return ows__fail(err, OWS_ESTATE, 0, pattern, "open the session with network allowlist",
+				 "this session has no allow list");
 	int rc = ows__os_refuse_deny(pattern, err);
 	if (rc < 0)
 		return rc;

@@ -24,6 +24,7 @@ test/openshell/README.md says the same):
                                        the --driver-config-json docker block and its mounts
 """
 import json
+import posixpath
 import re
 import sys
 
@@ -357,9 +358,17 @@ def host_set(policy):
 
 def check_promises(policy, flags, command, mounts, want, errors):
     folders = {p: a for p, a in want["folders"]}
-    runner = want["runner_dir"]
-    # Only the session's folders (and the runner, read only) are mounted, at their own paths.
-    want_mounts = {(p, p, a == "ro") for p, a in folders.items()} | {(runner, runner, True)}
+    runner, target = want["runner"], want["runner_target"]
+    runner_dir = posixpath.dirname(target)
+    # Only the session's folders are mounted, at their own paths, and the runner file alone,
+    # read only, at a path of its own: a folder of the image it hid would be gone inside.
+    want_mounts = {(p, p, a == "ro") for p, a in folders.items()} | {(runner, target, True)}
+    for p in folders:
+        if within(p, runner_dir) or within(runner_dir, p):
+            errors.append(f"folder {p!r} overlaps the runner's {runner_dir!r}")
+    for hidden in IMAGE_READ_ONLY | {"/usr/local/bin", "/bin", "/sbin", "/usr/bin"}:
+        if within(hidden, runner_dir):
+            errors.append(f"the runner's folder {runner_dir!r} hides the image's {hidden!r}")
     if set(mounts) != want_mounts or len(mounts) != len(want_mounts):
         errors.append(f"the mounts are {sorted(mounts)}, not {sorted(want_mounts)}")
     fs = policy.get("filesystem_policy") or {}
@@ -367,7 +376,7 @@ def check_promises(policy, flags, command, mounts, want, errors):
         errors.append("include_workdir adds a folder the session did not share")
     ro, rw = set(fs.get("read_only") or []), set(fs.get("read_write") or [])
     want_rw = {p for p, a in folders.items() if a == "rw"}
-    want_ro = {p for p, a in folders.items() if a == "ro"} | {runner}
+    want_ro = {p for p, a in folders.items() if a == "ro"} | {runner_dir}
     if rw - IMAGE_READ_WRITE != want_rw:
         errors.append(f"read_write beyond the image's is {sorted(rw - IMAGE_READ_WRITE)}, "
                       f"not {sorted(want_rw)}")
@@ -382,6 +391,11 @@ def check_promises(policy, flags, command, mounts, want, errors):
                       f"not {want['uid']}:{want['gid']}")
     extra = {h if re.search(r":\d+$", h) else h + ":443" for h in want["hosts"]}
     want_hosts = STRICT | (SEARCH if want["profile"] == "standard" else set()) | extra
+    if want["profile"] == "none":
+        # network none: not one endpoint, so that OpenShell's proxy allows nothing
+        want_hosts = set()
+        if policy.get("network_policies"):
+            errors.append("network none has network_policies")
     got = host_set(policy)
     if got != want_hosts:
         errors.append(f"hosts: more {sorted(got - want_hosts)}, missing {sorted(want_hosts - got)}")
@@ -402,10 +416,8 @@ def check_promises(policy, flags, command, mounts, want, errors):
             errors.append(f"{flag} is {got_v}, not [{value!r}]")
     if [f for f in names if f == "--driver-config-json"] != ["--driver-config-json"]:
         errors.append("not exactly one --driver-config-json")
-    if command != [want["runner_cmd"]]:
-        errors.append(f"the main command is {command}, not the runner {want['runner_cmd']!r}")
-    if not within(want["runner_cmd"], runner):
-        errors.append("the runner command is not in the runner folder")
+    if command != [target, "runner"]:
+        errors.append(f"the main command is {command}, not the runner {[target, 'runner']!r}")
 
 
 def validate(policy_text, args, want):

@@ -40,7 +40,7 @@ is "$(cat "$W/help.err")" "" "and prints nothing on stderr"
 mapfile -t CMDS < <(sed -n 's/^owsbx //p' "$W/help" | awk '{
 	n = ""; for (i = 1; i <= NF; i++) { if ($i ~ /^[[A-Z]/) break; n = n (n ? " " : "") $i }
 	print n }')
-like "${CMDS[*]}" "^run verify .*machine sandbox setup.* proxy connect apparmor-profile completion help version$" \
+like "${CMDS[*]}" "^run verify .*machine sandbox setup.* proxy connect apparmor-profile completion runner help version$" \
 	"the help lists the commands (${CMDS[*]})"
 for c in $(printf '%s\n' "${CMDS[@]}" | cut -d' ' -f1 | sort -u); do
 	like "$(cat "$W/overview")" "

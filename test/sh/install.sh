@@ -26,7 +26,7 @@ bc=$dest$prefix/share/bash-completion/completions/owsbx zc=$dest$prefix/share/zs
 ok "the bash completion is installed and parses" bash -n "$bc"
 like "$(head -1 "$zc")" "^#compdef owsbx" "the zsh completion is installed, marked for compinit"
 comp() { bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _owsbx; echo "${COMPREPLY[*]}"' sh "$bc" "$@"; }
-like "$(comp owsbx r)" "^run report$" "it completes the commands (owsbx r: run report)"
+like "$(comp owsbx r)" "^run report runner$" "it completes the commands (owsbx r: run report runner)"
 is "$(comp owsbx run --net "")" "none allowlist open" "and an option's values (run --net)"
 is "$(comp owsbx machine sandbox re)" "remove" "and the machine's verbs"
 like "$(comp owsbx run --a)" "--allow-site --allow-sites-file" "and a command's options"
@@ -36,6 +36,10 @@ if command -v zsh >/dev/null; then
 else
 	skip "zsh is not installed" 1
 fi
+runner=bin/owsbx-linux-$(uname -m)
+is "$(stat -c %a "$dest$prefix/$runner")" "755" "the OpenShell tool runner is installed beside owsbx"
+like "$(LC_ALL=C readelf -h "$dest$prefix/$runner")" "Type: +EXEC" "... a static executable" # not DYN/PIE
+unlike "$(LC_ALL=C readelf -l "$dest$prefix/$runner")" "program interpreter" "... that needs no loader"
 is "$(stat -c %a "$dest$prefix/share/man/man1/owsbx.1")" "644" "the man page is readable by all"
 is "$(readlink "$dest$prefix/lib/$soname")" "libowsandbox.so.$version" "the soname link $soname names the library"
 is "$(readlink "$dest$prefix/lib/libowsandbox.so")" "$soname" "the dev link libowsandbox.so names the soname"
@@ -73,6 +77,7 @@ like "$out" '"passed":true' "after a proof that passed"
 
 make -s -C "$OWSTEST_ROOT" uninstall PREFIX=$prefix DESTDIR="$dest"
 not_ok "uninstall removes owsbx" test -e "$dest$prefix/bin/owsbx"
+not_ok "... and the tool runner" test -e "$dest$prefix/$runner"
 left=$(find "$dest$prefix" -name 'libowsandbox*' -o -name 'owsbx.1' -o -name owsandbox.h -o -name owsandbox.pc)
 is "$left" "" "and the libraries, links, header, page and pkg-config file"
 

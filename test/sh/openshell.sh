@@ -41,10 +41,17 @@ owstest_remove_at_exit "$D"
 mkdir -p "$D/bin" "$D/st"
 cp "$OWSTEST_ROOT/test/helpers/openshell-standin" "$D/bin/openshell"
 ln -s openshell "$D/bin/docker"
+ln -s openshell "$D/bin/loginctl"
 chown -R "$TU_UID:$TU_GID" "$D"
 chmod 0755 "$D" "$D/bin" "$D/bin/openshell"
 ST=$D/st
-AS_USER_ENV=("PATH=$D/bin:$TU_BIN_DIR:/usr/local/bin:/usr/bin:/bin" "OWSTEST_OPENSHELL_STATE=$ST")
+# The tool runner beside owsbx, as make install puts it: a static Linux owsbx.
+RUNNER=owsbx-linux-$(uname -m)
+cp "$OWSTEST_ROOT/$RUNNER" "$TU_BIN_DIR/$RUNNER" || bail_out "build $RUNNER first (make runner)"
+chmod 0755 "$TU_BIN_DIR/$RUNNER"
+# The stand-in walls `sandbox exec` with this owsbx's landlock provider.
+AS_USER_ENV=("PATH=$D/bin:$TU_BIN_DIR:/usr/local/bin:/usr/bin:/bin" "OWSTEST_OPENSHELL_STATE=$ST"
+	"OWSTEST_OPENSHELL_WALL=$OWSBX")
 as_st() { as_user sh -c "$1"; }
 TOML=$TU_HOME/.config/openshell/gateway.toml
 RT=$TU_HOME/.config/coworker/sandbox-runtime
@@ -86,10 +93,17 @@ c=$(calls)
 like "$c" "openshell sandbox create --detach --name owsbx-[^ ]+ --from ${IMAGE//./\\.} --policy $RT/[^ ]+/policy\\.yaml --driver-config-json" \
 	"... created with the expected arguments (checked by the stand-in)"
 like "$c" "\"source\\\\\":\\\\\"${TU_WORK//\//\\/}\\\\\"" "... the folder as a bind mount"
-like "$c" "--no-auto-providers -- /" "... and the tool runner as the main command"
+like "$c" "--no-auto-providers -- /opt/owsbx/owsbx runner" "... and the tool runner as the main command"
+is "$(jq -c '.docker.mounts[-1]' "$ST"/deleted/*/driver.json)" \
+	"{\"type\":\"bind\",\"source\":\"$TU_BIN_DIR/$RUNNER\",\"target\":\"/opt/owsbx/owsbx\",\"read_only\":true}" \
+	"... mounted alone, the static Linux runner at /opt/owsbx/owsbx, read-only"
+like "$c" "openshell sandbox exec --name owsbx-[^ ]+ --no-tty -- /opt/owsbx/owsbx runner --probe --rw ${TU_WORK//\//\\/} " \
+	"... proved from inside through sandbox exec, by the runner"
 like "$c" "openshell sandbox exec --name owsbx-[^ ]+ --no-tty --workdir=${TU_WORK//\//\\/} .* -- sh -c" "... exec with the stream"
 like "$c" "openshell sandbox delete owsbx-" "... deleted at close"
 is "$(ls "$ST/sandboxes" 2>/dev/null | wc -l)" 0 "... no sandbox left"
+is "$(cat "$ST"/deleted/*/stopped)" "exited 0 on SIGTERM" \
+	"... the runner stayed up as the main command until delete, and ended on its SIGTERM"
 is "$(ls -A "$RT" 2>/dev/null | wc -l)" 0 "... no record left under sandbox-runtime"
 
 # --- a site added while the session runs: OpenShell's policy update at once
@@ -123,16 +137,86 @@ is "$(ls -A "$RT" | wc -l)" 0 "... and its record"
 # --- the shared copies: under sandbox-runtime while the session lives, gone after
 as_st "mkdir -p ~/.config/gh && echo 'github.com: {oauth_token: OWSTEST}' >~/.config/gh/hosts.yml &&
 	printf '[credentials]\nenable = gh\n' >'$D/config.toml'"
-sbx run --config "$D/config.toml" --provider openshell --rw "$TU_WORK" -- sh -c "cat $RT/*/home/.config/gh/hosts.yml"
+sbx run --config "$D/config.toml" --provider openshell --rw "$TU_WORK" -- sh -c 'cat "$HOME/.config/gh/hosts.yml"; echo "$HOME"'
 [ "$SBX_RC" = 0 ] || diag "$(sbx_diag)"
 is "$SBX_RC" 0 "sharing gh: the session runs"
-like "$SBX_OUT" "OWSTEST" "... its copy is under ~/.config/coworker/sandbox-runtime/<session>/home"
+like "$SBX_OUT" "OWSTEST.*$RT/[0-9a-f]+/home" "... its copy is under ~/.config/coworker/sandbox-runtime/<session>/home"
 is "$(ls -A "$RT" | wc -l)" 0 "... and removed with the sandbox"
+
+# --- the wall proved from inside, through sandbox exec, by the runner (none: no endpoint)
+as_st "mkdir -p ~/docs"
+DOCS=$TU_HOME/docs
+EV=$D/events.jsonl
+newest() { ls -td "$ST"/deleted/*/ | head -n 1; }
+proof() { jq -c 'select(.event == "proof") | [.checks[] | [.name, .passed]]' "$EV"; }
+sbx run --events "$EV" --provider openshell --rw "$TU_WORK" --ro "$DOCS" -- true
+[ "$SBX_RC" = 0 ] || diag "$(sbx_diag)"
+is "$SBX_RC" 0 "none: the session runs"
+ok "... its policy lists no endpoint at all" sh -c "! grep -q 'network_policies\|host:' '$(newest)policy.yaml'"
+like "$(proof)" "\[\"read-write $TU_WORK\",true\],\[\"read-write $RT/[0-9a-f]+\",true\],\[\"read-only $DOCS\",true\],\[\"not readable $TU_HOME/.owsandbox-canary-[0-9a-f]+\",true\],(\[\"not readable $TU_HOME/.ssh\",true\],)?\[\"network direct [0-9.]+:[0-9]+\",true\],\[\"network refuses pypi.org:443\",true\]" \
+	"... the proof's checks in the events: the folders as granted, the home's files absent, the network closed"
+# A stand-in that lets something through: the session is refused, nothing is left.
+leak() {
+	AS_USER_ENV+=("OWSTEST_OPENSHELL_LEAK=$1")
+	sbx run --provider openshell --rw "$TU_WORK" --ro "$DOCS" ${2:+--net "$2"} -- true
+	unset 'AS_USER_ENV[-1]'
+	is "$SBX_RC" 70 "a sandbox that lets $3 through: the session is refused (70)"
+	like "$SBX_ERR" "failed its proof from inside: $4" "... naming the check"
+	is "$(ls "$ST/sandboxes" 2>/dev/null | wc -l)$(ls -A "$RT" | wc -l)" 00 "... its sandbox and record removed"
+}
+ok "the person has keys in ~/.ssh" test -d "$TU_HOME/.ssh"
+leak home "" "the home's keys" "not readable $TU_HOME/.ssh"
+leak ro "" "writes to a read-only folder" "read-only $DOCS"
+leak net "" "pypi.org under none" "network refuses pypi.org:443 \(the proxy answered [0-9]+\)"
+
+# --- allowlist: the machine's profile and hosts, the session's sites
+as_st "printf '[sandbox]\nhosts = git.example.com\n' >'$D/hosts.toml'"
+sbx run --config "$D/hosts.toml" --events "$EV" --provider openshell --net allowlist --allow-site api.example.org --rw "$TU_WORK" -- true
+[ "$SBX_RC" = 0 ] || diag "$(sbx_diag)"
+is "$SBX_RC" 0 "allowlist: the session runs"
+pol=$(cat "$(newest)policy.yaml")
+like "$pol" '- host: "git.example.com"' "... the machine's hosts are in the policy"
+like "$pol" '- host: "api.example.org"' "... and the session's sites"
+like "$pol" '- host: "pypi.org"' "... with the strict profile's registries"
+unlike "$pol" 'api.tavily.com' "... and not the search APIs (strict by default)"
+like "$(proof)" "\[\"network refuses owsbx-proof.invalid:443\",true\]" "... proved: a host off the list is refused"
+as_st "printf '[openshell]\nprofile = standard\n' >>'$D/hosts.toml'"
+sbx run --config "$D/hosts.toml" --provider openshell --net allowlist --rw "$TU_WORK" -- true
+is "$SBX_RC" 0 "[openshell] profile = standard: the session runs"
+like "$(cat "$(newest)policy.yaml")" '- host: "api.tavily.com"' "... with the search APIs"
+sbx run --provider openshell --net open --rw "$TU_WORK" -- true
+is "$SBX_RC" 70 "open: refused (OpenShell cannot allow any host)"
+like "$SBX_ERR" "network open cannot be had under OpenShell" "... saying why"
+
+# --- the runner: the static Linux owsbx beside owsbx, or the session is refused before create
+mv "$TU_BIN_DIR/$RUNNER" "$D/runner.away"
+as_st ": >'$ST/calls'"
+sbx run --provider openshell --rw "$TU_WORK" -- true
+is "$SBX_RC" 70 "no $RUNNER beside owsbx: refused (70)"
+like "$SBX_ERR" "tool runner, a static Linux owsbx for $(uname -m), is not there.*make runner" "... naming it and how to build it"
+cp "$OWSBX" "$TU_BIN_DIR/$RUNNER"
+sbx run --provider openshell --rw "$TU_WORK" -- true
+is "$SBX_RC" 70 "the host's own (dynamic) owsbx as the runner: refused (70)"
+unlike "$(calls)" "sandbox create" "... before any sandbox is created"
+mv "$D/runner.away" "$TU_BIN_DIR/$RUNNER"
+
+# --- the stand-in as the real one: a main command that exits ends the sandbox
+as_st "openshell sandbox create --name owstest-bare --from $IMAGE --driver-config-json '{\"docker\":{\"mounts\":[{\"type\":\"bind\",\"source\":\"$TU_BIN_DIR/$RUNNER\",\"target\":\"/opt/owsbx/owsbx\",\"read_only\":true}]}}' -- /opt/owsbx/owsbx >/dev/null"
+ended() { [ -e "$ST/sandboxes/owstest-bare/main.exit" ]; }
+poll 20 ended
+ok "stand-in: a bare owsbx as the main command exits at once (usage error)" ended
+like "$(as_user openshell sandbox exec --name owstest-bare -- true 2>&1)" "not ready: its main command exited" \
+	"... and the sandbox is over: exec fails"
+as_st "openshell sandbox delete owstest-bare >/dev/null"
 
 # --- the admin prefix and linger (the person has no linger on this machine)
 ok "the person has no linger here" test ! -e "/var/lib/systemd/linger/$TU"
 lin() { jq -r '.rows[] | select(.item == "linger") | .command' <<<"$SBX_OUT"; }
-as_st "printf '#!/bin/sh\n[ \"\$1 \$2\" = \"-n true\" ] && exit \${OWSTEST_SUDO_RC:-0}; exit 1\n' >'$D/bin/sudo' && chmod 755 '$D/bin/sudo'"
+# sudo: `-n` works (OWSTEST_SUDO_RC=1: it would ask a password); what it runs is marked as
+# root for the loginctl stand-in.
+printf '%s\n' '#!/bin/sh' '[ "$1" = -n ] && [ "${OWSTEST_SUDO_RC:-0}" = 0 ] || exit 1' 'shift' \
+	'[ "$1" = true ] && exit 0' 'exec env OWSTEST_STANDIN_ROOT=1 "$@"' >"$D/bin/sudo"
+chmod 755 "$D/bin/sudo"
 as_st "mv '$ST/installed' '$ST/not-installed'"
 sbx machine sandbox status --provider openshell --json
 as_st "mv '$ST/not-installed' '$ST/installed'"
@@ -150,19 +234,65 @@ fi
 unset 'AS_USER_ENV[-1]'
 sbx machine sandbox status --provider openshell --json
 is "$(lin)" "sudo loginctl enable-linger $TU" "no sudo -n, no display: one command handed over (sudo, asked)"
+unset 'AS_USER_ENV[-1]' # sudo -n works again
 
-# --- setup: bind mounts allowed in the gateway's config, the image pulled with its progress
-as_st "rm -f '$TOML' '$ST/images/'*"
-as_st "mv '$ST/installed' '$ST/not-installed'"
+# --- setup without OpenShell: the plan (linger, installer, bind mounts, image), then the steps
+# in order; this machine has no network, so it stops at the installer with the reason, and
+# undoes the linger it turned on
+as_st "rm -f '$TOML' '$ST/images/'* && mv '$ST/installed' '$ST/not-installed' && : >'$ST/calls'"
 sbx machine sandbox setup --provider openshell
+is "$SBX_RC" 1 "setup without OpenShell, not answered: stops"
+like "$SBX_OUT" "1\. linger: loginctl enable-linger $TU, as you or through sudo -n.*2\. openshell: NVIDIA's installer for OpenShell 0\.0\.116 \(https://raw.githubusercontent.com/NVIDIA/OpenShell/main/install.sh, OPENSHELL_VERSION=v0\.0\.116\), sudo -n.*3\. bind-mounts: enable_bind_mounts = true .*4\. image: docker pull" \
+	"... after showing the plan: linger, the installer, bind mounts, the image"
+like "$SBX_ERR" "nothing was changed" "... saying nothing was changed"
+unlike "$(calls)" "loginctl enable" "... and it was not"
+sbx machine sandbox setup --provider openshell --yes
+is "$SBX_RC" 1 "setup --yes without OpenShell, no network: fails"
+like "$SBX_ERR" "setup stopped at the installer: it could not be downloaded \(curl: \([0-9]+\) [^)]+\)" \
+	"... at the installer step, with curl's reason"
+like "$(calls)" "loginctl enable-linger $TU.*loginctl enable-linger $TU.*loginctl disable-linger $TU" \
+	"... linger first (as the person, refused, then through sudo -n), undone after"
+like "$SBX_OUT" "turning linger on.*downloading NVIDIA's installer.*undoing linger" "... each step said"
+ok "... linger is off again: nothing half-done" test ! -e "$ST/linger/$TU"
+ok "... the gateway's config untouched" test ! -e "$TOML"
+is "$(ls -A "$ST/images" | wc -l)" 0 "... no image pulled"
+# Ctrl-C while the installer is downloaded: the step ends, setup undoes linger. A curl that
+# hangs stands in for a slow download; SIGINT goes to setup's process group, as a terminal's.
+printf '%s\n' '#!/bin/sh' ': >"$OWSTEST_OPENSHELL_STATE/curl-started"' 'exec sleep 300' >"$D/bin/curl"
+chmod 755 "$D/bin/curl"
+as_user_bg setsid -w "$OWSBX" machine sandbox setup --provider openshell --yes >"$D/cancel.out" 2>&1
+started() { [ -e "$ST/curl-started" ]; }
+poll 60 started
+ok "cancel: setup reached the installer's download" started
+grp=$(ps -o pgid= -p "$(pgrep -u "$TU" -n -f 'machine sandbox setup --provider openshell')" | tr -d ' ')
+kill -INT -- "-$grp"
+wait "$AS_USER_PID"
+is "$?" 1 "... Ctrl-C ends setup, with a failure"
+like "$(cat "$D/cancel.out")" "undoing linger.*setup stopped at the installer" "... which undoes linger and says where it stopped"
+ok "... linger is off again" test ! -e "$ST/linger/$TU"
+rm -f "$D/bin/curl" "$ST/curl-started"
+as_st "mkdir -p '$ST/linger' && : >'$ST/linger/$TU'"
+sbx machine sandbox setup --provider openshell --yes
+like "$SBX_ERR" "setup stopped at the installer" "linger already on: setup stops at the installer"
+ok "... and leaves linger on, as it was" test -e "$ST/linger/$TU"
+as_st "rm -f '$ST/linger/$TU' && : >'$ST/calls'"
+AS_USER_ENV+=("OWSTEST_SUDO_RC=1")
+sbx machine sandbox setup --provider openshell --yes
+unset 'AS_USER_ENV[-1]'
+is "$SBX_RC" 1 "no sudo -n, no display (nothing can ask a password): setup stops"
+like "$SBX_OUT" "command: sudo loginctl enable-linger $TU && curl -LsSf [^ ]+ \| OPENSHELL_VERSION=v0\.0\.116 sh" \
+	"... handing over ONE command, linger first, then the installer"
+unlike "$(calls)" "loginctl (en|dis)able" "... having done nothing"
 as_st "mv '$ST/not-installed' '$ST/installed'"
-isnt "$SBX_RC" 0 "setup without OpenShell: stops"
-like "$SBX_ERR" "not installed.*curl -LsSf" "... handing over the one install command"
-sbx machine sandbox setup --provider openshell
+# with OpenShell there (and linger): bind mounts allowed in the gateway's config, the image
+# pulled with its progress
+as_st "mkdir -p '$ST/linger' && : >'$ST/linger/$TU'"
+sbx machine sandbox setup --provider openshell --yes
 is "$SBX_RC" 0 "setup: done"
 like "$SBX_OUT" "docker pull $IMAGE.*Pulling" "... the image pulled with docker's progress"
 ok "... the gateway's config allows bind mounts" grep -qx 'enable_bind_mounts = true' "$TOML"
 sbx machine sandbox status --provider openshell --json
 is "$(jq -r '[.rows[] | select(.state == "ok") | .item] | join(",")' <<<"$SBX_OUT")" \
-	"openshell,gateway,bind-mounts,image" "... and status passes all but linger"
+	"linger,openshell,gateway,bind-mounts,image" "... and status passes every row"
+as_st "rm -f '$ST/linger/$TU'"
 done_testing

@@ -1,4 +1,4 @@
-/* openshell_host FOLDER SITE: a session under the openshell provider (test/sh/openshell.sh
+/* openshell_host FOLDER SITE: an allowlist session under the openshell provider (test/sh/openshell.sh
  * drives it against the stand-in), a site added while it runs, then closed.  Prints
  * "allow=RC close=RC" and any error. */
 #include <stdio.h>
@@ -18,6 +18,8 @@ int main(int argc, char **argv)
 		rc = ows_policy_set_provider(p, "openshell", &err);
 	if (rc == 0)
 		rc = ows_policy_add_folder(p, argv[1], OWS_ACCESS_RW, &err);
+	if (rc == 0) /* a site is for the allow list; under none it is refused */
+		rc = ows_policy_set_network(p, OWS_NET_ALLOWLIST, &err);
 	if (rc == 0)
 		rc = ows_session_open(p, NULL, NULL, &s, &err);
 	ows_policy_free(p);

@@ -97,7 +97,11 @@ mutant strict args "one more folder mounted" 's|"mounts":\[|"mounts":[{"type":"b
 mutant strict args "a folder mounted elsewhere" 's|"target":"/home/owstest/docs"|"target":"/sandbox"|'
 mutant strict args "a volume instead of a bind mount" 's|"type":"bind","source":"/home/owstest/docs"|"type":"volume","source":"/home/owstest/docs"|'
 mutant strict args "an unknown mount key" 's|"read_only":true}|"read_only":true,"propagation":"shared"}|'
-mutant strict args "another main command" 's|^/opt/owsandbox/runner/owsbx-runner$|/bin/sh|'
+mutant strict args "another main command" 's|^/opt/owsbx/owsbx$|/bin/sh|'
+mutant strict args "the runner exits at once (no runner mode)" '/^runner$/d'
+mutant strict args "the runner's folder mounted at its own path (hides the image's)" 's|"source":"/usr/local/bin/owsbx-linux-x86_64","target":"/opt/owsbx/owsbx"|"source":"/usr/local/bin","target":"/usr/local/bin"|'
+mutant strict yaml "the runner's folder not readable" '/^    - "\/opt\/owsbx"$/d'
+mutant none yaml "network none with a registry" '$a network_policies:\n  registries:\n    name: "registries"\n    endpoints:\n      - host: "pypi.org"\n        port: 443\n    binaries:\n      - path: "/**"'
 mutant strict args "an unknown flag" 's/^--no-auto-providers$/--no-auto-providers\n--mount\n\/home/'
 mutant strict args "another policy file" 's|^/run/owsandbox/s-strict/policy.yaml$|/tmp/other.yaml|'
 

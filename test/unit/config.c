@@ -77,6 +77,18 @@ int main(void)
 	is_int(load("[sandbox]\nopen_without_scopes = yes\n", &c, &err), OWS_ECONFIG,
 	       "open_without_scopes takes only refuse or partial");
 
+	is_int(load("[openshell]\n", &c, &err), 0, "an empty [openshell] loads");
+	ok(!c->os_standard, "the OpenShell profile is strict by default");
+	ows_config_free(c);
+	is_int(load("[openshell]\nprofile = standard\n", &c, &err), 0, "[openshell] profile = standard loads");
+	ok(c->os_standard, "and chooses standard");
+	ows_config_free(c);
+	is_int(load("[openshell]\nprofile = strict\n", &c, &err), 0, "[openshell] profile = strict loads");
+	ok(!c->os_standard, "and chooses strict");
+	ows_config_free(c);
+	is_int(load("[openshell]\nprofile = open\n", &c, &err), OWS_ECONFIG,
+	       "[openshell] profile takes only strict or standard");
+
 	is_int(load("[guard]\nprotect = default, .tool-versions\n", &c, &err), 0, "[guard] protect loads");
 	ok(c->protect_set && c->protect.len == 2, "its names, `default` among them");
 	ows_config_free(c);

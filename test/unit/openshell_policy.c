@@ -21,7 +21,7 @@
 #include "tap.h"
 
 #define HOME "/home/owstest"
-#define RUNNER "/opt/owsandbox/runner"
+#define RUNNER "/usr/local/bin/owsbx-linux-x86_64"
 
 static const ows__folder strict_folders[] = {
 	{ HOME "/project", OWS_ACCESS_RW },
@@ -56,12 +56,13 @@ typedef struct session {
 #define SPEC(nm, folders, prof, hosts)                                                  \
 	{ "owsbx-" nm, "ghcr.io/nvidia/openshell-community/sandboxes/base:" OWS__OS_VERSION, \
 	  folders, OWS__ARRAY_LEN(folders), 1000, 1000, prof, hosts, RUNNER,             \
-	  RUNNER "/owsbx-runner", "/run/owsandbox/s-" nm "/policy.yaml" }
+	  "/run/owsandbox/s-" nm "/policy.yaml" }
 
 static const session sessions[] = {
 	{ "strict", SPEC("strict", strict_folders, OWS__OS_STRICT, no_hosts) },
 	{ "standard", SPEC("standard", standard_folders, OWS__OS_STANDARD, standard_hosts) },
 	{ "odd", SPEC("odd", odd_folders, OWS__OS_STRICT, no_hosts) },
+	{ "none", SPEC("none", standard_folders, OWS__OS_NONE, no_hosts) },
 };
 
 static void put_escaped(FILE *f, const char *s)
@@ -108,7 +109,7 @@ static void put_json(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static const char *const profile_names[] = { "strict", "standard", "open" };
+static const char *const profile_names[] = { "strict", "standard", "open", "none" };
 
 static void put_expect(FILE *f, const ows__os_spec *s)
 {
@@ -125,10 +126,10 @@ static void put_expect(FILE *f, const ows__os_spec *s)
 			fputs(", ", f);
 		put_json(f, s->hosts[i]);
 	}
-	fputs("],\n \"runner_dir\": ", f);
-	put_json(f, s->runner_dir);
-	fputs(", \"runner_cmd\": ", f);
-	put_json(f, s->runner_cmd);
+	fputs("],\n \"runner\": ", f);
+	put_json(f, s->runner);
+	fputs(", \"runner_target\": ", f);
+	put_json(f, OWS__OS_RUNNER_PATH);
 	fputs(",\n \"name\": ", f);
 	put_json(f, s->name);
 	fputs(", \"image\": ", f);
@@ -290,8 +291,14 @@ static void refusals(void)
 	refuses("root as the user", s, "from 1 to 4294967294");
 	s = sessions[0].spec, s.gid = (gid_t)-1;
 	refuses("gid 4294967295", s, "from 1 to 4294967294");
-	s = sessions[0].spec, s.runner_dir = "/opt/x:y";
-	refuses("a runner folder with a colon", s, "':'");
+	s = sessions[0].spec, s.runner = "/opt/x:y/owsbx-linux-x86_64";
+	refuses("a runner path with a colon", s, "cannot be bind-mounted");
+	s = sessions[0].spec, s.runner = "owsbx-linux-x86_64";
+	refuses("a relative runner path", s, "incomplete spec");
+	refuses_folder("a folder over the runner's", "/opt", "where the tool runner is");
+	refuses_folder("a folder in the runner's", OWS__OS_RUNNER_DIR "/x", "where the tool runner is");
+	s = sessions[3].spec, s.hosts = standard_hosts;
+	refuses("a host under network none", s, "network none allows no host");
 	s = sessions[0].spec, s.policy_path = "policy.yaml";
 	refuses("a relative policy file", s, "incomplete spec");
 	s = sessions[0].spec, s.name = "--help";
@@ -312,6 +319,25 @@ static void refusals(void)
 	ok(ows__os_render_spec(NULL, &r, NULL) == OWS_EINVAL, "refused: no spec");
 }
 
+/* none: no network_policies at all (OpenShell's proxy then allows nothing), and the runner
+ * alone at its own path as the main command, its folder read-only. */
+static void none_and_runner(void)
+{
+	ows__os_render r;
+	int rc = ows__os_render_spec(&sessions[3].spec, &r, NULL);
+	ok(rc == 0 && !strstr(r.policy, "network_policies") && !strstr(r.policy, "host:"),
+	   "none: the policy lists no endpoint at all");
+	ok(rc == 0 && r.create_args.len >= 2 &&
+		   strcmp(r.create_args.v[r.create_args.len - 2], OWS__OS_RUNNER_PATH) == 0 &&
+		   strcmp(r.create_args.v[r.create_args.len - 1], "runner") == 0,
+	   "the main command is `" OWS__OS_RUNNER_PATH " runner`");
+	ok(rc == 0 && strstr(r.create_args.v[r.create_args.len - 5],
+			     "{\"type\":\"bind\",\"source\":\"" RUNNER "\",\"target\":\""
+			     OWS__OS_RUNNER_PATH "\",\"read_only\":true}"),
+	   "the runner alone is mounted, read-only, at its own path");
+	ows__os_render_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--emit") == 0)
@@ -320,5 +346,6 @@ int main(int argc, char **argv)
 		golden(&sessions[i]);
 	odd_is_quoted();
 	refusals();
+	none_and_runner();
 	return done_testing();
 }
