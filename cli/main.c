@@ -627,6 +627,7 @@ int owsbx_main(int argc, char **argv)
 		owsbx_completion(stdout, a.shell);
 		owsbx_args_free(&a);
 		return fflush(stdout) == 0 ? 0 : 1;
+	}
 	if (a.cmd == OWSBX_CMD_RUNNER) { /* inside a sandbox: no config, no library call */
 		rc = owsbx_os_runner(&a);
 		owsbx_args_free(&a);
