@@ -612,6 +612,14 @@ static void make_policy(policy *pol, ows_net net, unsigned flags)
 	/* openat2's mode sits in a struct the filter cannot read; libc and programs fall
 	 * back to openat() on ENOSYS. */
 	set(pol, SYS_openat2, V_ENOSYS);
+	/*
+	 * The reaper's tool: it connects on a copy of its command's socket
+	 * (channels.c), under this filter.  Every command it starts adds a filter
+	 * that refuses pidfd_getfd, so none reaches it.  In the host's namespaces
+	 * no command is supervised, and the call stays refused.
+	 */
+	if (!(flags & OWS_SECCOMP_HOST_NS))
+		set(pol, SYS_pidfd_getfd, V_ALLOW);
 	checks_for_all(pol);
 	if (flags & OWS_SECCOMP_HOST_NS)
 		host_ns(pol, flags);

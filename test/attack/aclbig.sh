@@ -45,8 +45,9 @@ attack_aclbig() {
 	if [ "$P" = landlock ] && [[ $out == *"Invalid argument"* ]]; then
 		skip "$(tag) the agent cannot name other users in an ACL: its user namespace maps the person alone"
 	else
-		check "$(tag) control: the agent sets 490 entries on a file it made" test "$out" = 490
-		[ "$out" != 490 ] && diag <<<"$out"
+		# seccomp skips setting any extended attribute inside: the agent's ACL is never set
+		check "$(tag) the agent's 490 ACL entries on a file it made are not set" test "$out" = 0
+		[ "$out" != 0 ] && diag <<<"$out"
 	fi
 	out=$(sbx -- true 2>&1)
 	check "$(tag) the next session opens" test $? = 0
