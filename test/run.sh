@@ -10,13 +10,13 @@
 #
 #   V=1 test/run.sh            show every TAP line
 #   OWSBX_SRC=/path/owsbx      the binary under test (default: ./owsbx of the repository)
-#   UNIT_TIMEOUT=60 SH_TIMEOUT=180
+#   UNIT_TIMEOUT=60 SH_TIMEOUT=600  (a file's limit: twice or more what the longest, attacks.sh, takes here)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
 V=${V:-0}
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-60}
-SH_TIMEOUT=${SH_TIMEOUT:-180}
+SH_TIMEOUT=${SH_TIMEOUT:-600}
 PASSED=0 FAILED=0 SKIPPED=0
 
 WORK=$(mktemp -d /tmp/owsrun.XXXXXX) || exit 2

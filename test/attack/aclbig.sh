@@ -46,8 +46,9 @@ attack_aclbig() {
 		skip "$(tag) the agent cannot name other users in an ACL: its user namespace maps the person alone"
 	else
 		# seccomp skips setting any extended attribute inside: the agent's ACL is never set
-		check "$(tag) the agent's 490 ACL entries on a file it made are not set" test "$out" = 0
-		[ "$out" != 0 ] && diag <<<"$out"
+		# (under account the file inherits the folder's entries for the account and the person)
+		check "$(tag) the agent's 490 ACL entries on a file it made are not set" test "$out" -le 2
+		[ "$out" -gt 2 ] 2>/dev/null && diag <<<"$out"
 	fi
 	out=$(sbx -- true 2>&1)
 	check "$(tag) the next session opens" test $? = 0
