@@ -47,7 +47,7 @@ attack_aclkeep() {
 	out=$(getfacl -cpd "$d/share/sub" 2>/dev/null | grep -v '^$')
 	check "$(tag) an agent-made folder passes no 'other' write on by default" \
 		test -z "$(grep '^other::.w' <<<"$out")"
-	out=$(getfacl -cp "$d/inh/f" | grep -E 'nobody|nogroup' | tr '\n' ' ')
+	out=$(getfacl -cpE "$d/inh/f" | grep -E 'nobody|nogroup' | tr '\n' ' ')
 	check "$(tag) in the person's folder, the agent's file keeps what its default ACL gives, no more (r-x)" \
 		test "$out" = "user:nobody:r-x "
 	[ "$out" != "user:nobody:r-x " ] && diag <<<"$out"
