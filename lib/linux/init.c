@@ -822,6 +822,16 @@ static int limit_file_holds(const struct ows__limit_file *f, char *seen, size_t 
  * the size of each memory file system the view mounts for writing.  What
  * the machine cannot cap at all is the session's partial list, not here.
  */
+/* A session folder bound at or above the tmpfs (`--rw /tmp`) hides it: the folder is the person's. */
+static bool tmpfs_covered(const struct ows__plan *p, int i)
+{
+	for (int j = 0; j < p->nmounts; j++)
+		if (j != i && p->mounts[j].kind == OWS_M_BIND &&
+		    ows__path_under(p->mounts[i].dst, p->mounts[j].dst))
+			return true;
+	return false;
+}
+
 static void proof_limits(proof *pr, const struct ows__plan *p)
 {
 	char buf[64] = "";
@@ -851,7 +861,7 @@ static void proof_limits(proof *pr, const struct ows__plan *p)
 	}
 	for (int i = 0; i < p->nmounts; i++) {
 		const struct ows__mnt *m = &p->mounts[i];
-		if (m->kind != OWS_M_TMPFS || !m->size)
+		if (m->kind != OWS_M_TMPFS || !m->size || tmpfs_covered(p, i))
 			continue;
 		struct statfs sf;
 		ows__check *c = check_new(pr, "memory file system sized", m->dst);
