@@ -75,16 +75,26 @@ for config in "${configs[@]}"; do
 	[ $full = 1 ] && { tests=""; args="$args --timeout 21600"; }
 	echo "== $config ($args)"
 	start=$(date +%s)
-	# shellcheck disable=SC2086 # $args and $tests are word lists
-	scripts/kernel-vm.sh $args -- bash -c \
-		"test/kernel/measure.sh; $(test_env "$config") SH_TIMEOUT=2400 UNIT_TIMEOUT=600 test/run.sh $tests" \
-		>"$out/$config.log" 2>&1 </dev/null
-	rc=$?
+	# 125 is the VM's own failure (a download, qemu, the guest's boot), not a test's: the
+	# configuration runs once more, and both logs' ends are printed.
+	for try in 1 2; do
+		# shellcheck disable=SC2086 # $args and $tests are word lists
+		scripts/kernel-vm.sh $args -- bash -c \
+			"test/kernel/measure.sh; $(test_env "$config") SH_TIMEOUT=2400 UNIT_TIMEOUT=600 test/run.sh $tests" \
+			>"$out/$config.log" 2>&1 </dev/null
+		rc=$?
+		[ $rc -eq 125 ] || break
+		echo "  ($config: the VM did not run (try $try of 2); the end of its log:)"
+		grep -v '^$' "$out/$config.log" | tail -15 | sed 's/^/  | /'
+		cp "$out/$config.log" "$out/$config.try$try.log"
+	done
 	end=$(date +%s)
 	grep -E '^(MATRIX|[0-9]+ passed)' "$out/$config.log" | sed 's/^/  /'
 	grep -E '^[a-z_0-9.]+ +(FAILED|failed)|^not ok' "$out/$config.log" | head -20 | sed 's/^/  /'
+	# A run that ended early without its tally: show why, the log stays behind on CI's machine.
+	grep -qE '^[0-9]+ passed' "$out/$config.log" || grep -v '^$' "$out/$config.log" | tail -15 | sed 's/^/  | /'
 	echo "  ($config: exit $rc, $((end - start)) s; log: $out/$config.log)"
-	[ $rc -eq 0 ] || failed=1
+	[ "$rc" -eq 0 ] || failed=1
 done
 
 # The table: one row per configuration and provider, one column per mode.

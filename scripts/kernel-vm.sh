@@ -81,8 +81,14 @@ kernel_fetch() {
 	if [ ! -e "$kdir/.done" ]; then
 		rm -rf "$kdir" "$kdir.tmp"  # one download at a time: the matrix runs kernels in turn
 		mkdir -p "$kdir.tmp"
-		(cd "$kdir.tmp" && apt-get download "$pkg" >/dev/null 2>&1) ||
-			(cd "$kdir.tmp" && apt-get download "$pkg") || die "cannot download $pkg"
+		# A mirror that drops a connection once must not cost the whole configuration.
+		local try
+		for try in 1 2 3; do
+			(cd "$kdir.tmp" && apt-get download "$pkg" >/dev/null 2>&1) && break
+			[ $try = 3 ] && { (cd "$kdir.tmp" && apt-get download "$pkg") || die "cannot download $pkg"; }
+			echo "kernel-vm: downloading $pkg failed (try $try of 3); again in $((try * 10)) s" >&2
+			sleep $((try * 10))
+		done
 		dpkg-deb -x "$kdir.tmp"/*.deb "$kdir.tmp/root"
 		rm -f "$kdir.tmp"/*.deb
 		mv "$kdir.tmp" "$kdir"
@@ -273,6 +279,12 @@ if [ "$accel" != tcg ] && { exec 3<>/dev/kvm; } 2>/dev/null; then
 		touch "$kdir/kvm-does-not-boot"
 		status=0
 		boot tcg 300 || status=$?
+	elif [ "$status" = 0 ] && [ ! -e "$run/rc" ] && [ "$accel" = auto ]; then
+		# Nested KVM here has been seen to stop a guest mid-run (an emulation failure): the
+		# command runs once more, from the start, under TCG.
+		grep -v '^$' "$run/qemu.err" | head -5 >&2
+		echo "kernel-vm: the guest under KVM ended without the command's status; again under TCG" >&2
+		boot tcg 300 || status=$?
 	fi
 else
 	[ "$accel" = kvm ] && die "/dev/kvm cannot be opened"
@@ -280,5 +292,8 @@ else
 fi
 [ "$status" = 3 ] && die "the guest did not start the command"
 [ "$status" = 124 ] && exit 124
-[ -e "$run/rc" ] || die "the guest ended without the command's status"
+if [ ! -e "$run/rc" ]; then
+	grep -v '^$' "$run/qemu.err" | head -5 >&2
+	die "the guest ended without the command's status (its console, above, tells why)"
+fi
 exit "$(cat "$run/rc")"
