@@ -51,5 +51,32 @@ attack_aclkeep() {
 	check "$(tag) in the person's folder, the agent's file keeps what its default ACL gives, no more (r-x)" \
 		test "$out" = "user:nobody:r-x "
 	[ "$out" != "user:nobody:r-x " ] && diag <<<"$out"
+	aclkeep_handback "$d"
 	as_person rm -rf "$d"
+}
+
+# The handback on its own, the second layer: entries an agent that got past seccomp would
+# have set are planted from outside (as root) on what the account made, while its command
+# waits; after close, none is left and nothing is writable by others.
+aclkeep_handback() { # DIR
+	local d=$1/hb pid i out
+	as_person mkdir -p "$d"
+	sbx -- sh -c "cd '$d' && mkdir sub && echo s > sub/f && : > .ready &&
+		i=0; while [ ! -e .go ] && [ \$i -lt 2400 ]; do sleep 0.05; i=\$((i + 1)); done" \
+		>/dev/null 2>&1 &
+	pid=$!
+	for ((i = 0; i < 2400; i++)); do [ -e "$d/.ready" ] && break; sleep 0.05; done
+	setfacl -m u:nobody:rwx,g:nogroup:rwx "$d/sub" "$d/sub/f" 2>/dev/null
+	setfacl -d -m u:nobody:rwx,o::rwx "$d/sub" 2>/dev/null
+	chmod o+w "$d/sub/f" 2>/dev/null
+	out=$(aclkeep_foreign "$d")
+	check "$(tag) control: entries planted from outside on the account's files took" test -n "$out"
+	as_person touch "$d/.go"
+	wait "$pid"
+	out=$(aclkeep_foreign "$d")
+	check "$(tag) after close, the handback left no planted entry" test -z "$out"
+	[ -n "$out" ] && sed -n '1,6p' <<<"$out" | diag
+	out=$(find "$d" -perm -o+w -printf '%P %m\n')
+	check "$(tag) after close, nothing the account made is writable by others" test -z "$out"
+	[ -n "$out" ] && diag <<<"$out"
 }
