@@ -384,14 +384,23 @@ static void impl_free(struct landlock_impl *li)
  * only in part, and what they cannot keep at all (allowlist) is refused.
  * A root host needs no user namespace.
  */
+/* The probe clones every namespace and tears it down (about 3 ms here): a host that
+ * opens session after session (a Python server) pays it once.  A kernel that stops
+ * giving user namespaces later refuses init's own clone, which forgets this (open). */
+static int userns_known_good;
+
 static void plan_namespaces(struct ows__plan *p, struct landlock_impl *li, const char *id)
 {
 	const int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
 			  CLONE_NEWUTS | CLONE_NEWNET;
 	int e;
 	p->host_pid = getpid();
-	if (!p->userns || ows__userns_probe(flags, &e) == OWS__USERNS_OK)
+	if (!p->userns || __atomic_load_n(&userns_known_good, __ATOMIC_RELAXED))
 		return;
+	if (ows__userns_probe(flags, &e) == OWS__USERNS_OK) {
+		__atomic_store_n(&userns_known_good, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	p->userns = false;
 	p->in_host_ns = true;
 	/* A delegated cgroup v2 where the person has one (systemd's user@UID.service):
@@ -443,8 +452,10 @@ static int clone_init(struct ows__plan *p, struct landlock_impl *li, ows_error *
 	ows__cgroup_joined(&li->cgroup);
 	if (pid < 0) {
 		errno = saved;
-		if (saved == EPERM || saved == ENOSPC || saved == EINVAL || saved == EUSERS)
+		if (saved == EPERM || saved == ENOSPC || saved == EINVAL || saved == EUSERS) {
+			__atomic_store_n(&userns_known_good, 0, __ATOMIC_RELAXED);
 			return ows__userns_fail(err, OWS__USERNS_CLONE, saved);
+		}
 		return ows__fail_sys(err, "clone", NULL, "cannot start the sandbox");
 	}
 	li->ctl.pid = (pid_t)pid;
@@ -590,6 +601,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	/* A namespace without capabilities (Ubuntu's AppArmor restriction): say why, and the fix. */
 	if (rc == OWS_EUNSUPPORTED && err && ows__userns_step_of(err->where) != OWS__USERNS_OK) {
 		int step = ows__userns_step_of(err->where), e = err->sys_errno;
+		__atomic_store_n(&userns_known_good, 0, __ATOMIC_RELAXED);
 		ows_error_clear(err);
 		rc = ows__userns_fail(err, step, e);
 	}
