@@ -98,7 +98,7 @@ LIBS="-ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto"
 # shellcheck disable=SC2086
 cc -std=c11 -O2 -D_GNU_SOURCE -Iinclude -Ilib -o "$W/dump-host" test/helpers/seccomp_dump.c \
 	libowsandbox.a $LIBS >"$W/cc.log" 2>&1 || bail_out "seccomp_dump (host): $(tail -5 "$W/cc.log")"
-"$QEMU" "$W/dump" none >"$W/f.none" && "$QEMU" "$W/dump" open >"$W/f.open" ||
+{ "$QEMU" "$W/dump" none >"$W/f.none" && "$QEMU" "$W/dump" open >"$W/f.open"; } ||
 	bail_out "seccomp_dump under qemu fails"
 "$W/dump-host" none >"$W/h.none" || bail_out "seccomp_dump fails"
 # name: AUDIT_ARCH getpid mount socket, per arch; each's mount number is the other's harmless call
