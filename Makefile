@@ -12,7 +12,9 @@
 #                     CLI, man page, pkg-config, and where AppArmor 4 is, a profile
 #                     granting owsbx user namespaces
 #   make windows      cross-build for Windows with mingw-w64 into build/win (see docs/windows.md)
-#   make macos        cross-build for macOS (arm64, x86_64) with Zig into build/mac (docs/macos.md)
+#   make macos        cross-build for macOS (arm64, x86_64) with Zig into build/mac (docs/macos.md),
+#                     each beside the static Linux runner of its arch (OpenShell's container)
+#   make runner RUNNER_ARCH=aarch64  OpenShell's static Linux runner cross-built (docs/openshell.md)
 
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
