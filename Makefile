@@ -12,7 +12,9 @@
 #                     CLI, man page, pkg-config, and where AppArmor 4 is, a profile
 #                     granting owsbx user namespaces
 #   make windows      cross-build for Windows with mingw-w64 into build/win (see docs/windows.md)
-#   make macos        cross-build for macOS (arm64, x86_64) with Zig into build/mac (docs/macos.md)
+#   make macos        cross-build for macOS (arm64, x86_64) with Zig into build/mac (docs/macos.md),
+#                     each beside the static Linux runner of its arch (OpenShell's container)
+#   make runner RUNNER_ARCH=aarch64  OpenShell's static Linux runner cross-built (docs/openshell.md)
 
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
@@ -106,20 +108,52 @@ owsbx: $(CLI_OBJS) libowsandbox.a
 
 # The tool runner of OpenShell sandboxes (`owsbx runner`, lib/openshell/): owsbx linked
 # static, so that it runs in the sandbox's image, which has none of this machine's
-# libraries; the provider mounts owsbx-linux-ARCH from beside owsbx.  Built for this
-# machine's arch; `make runner RUNNER_ARCH=aarch64 RUNNER_CC=aarch64-linux-gnu-gcc` where a
-# cross compiler with static libraries is installed (none is here).
-RUNNER_ARCH ?= $(shell uname -m | sed 's/^arm64$$/aarch64/;s/^amd64$$/x86_64/')
-RUNNER_CC   ?= $(CC)
-.PHONY: runner
+# libraries; the provider mounts owsbx-linux-ARCH from beside owsbx.  `make runner` builds
+# it for this machine's arch from the objects above; `make runner RUNNER_ARCH=aarch64`
+# (or x86_64 on an arm64 machine) cross-builds it with Debian's ARCH-linux-gnu-gcc and the
+# libraries' :arm64 (:amd64) packages (scripts/install-deps.sh --test), its objects under
+# build/linux-ARCH/.  The seccomp filter takes the target's call numbers and AUDIT_ARCH
+# from the target's headers (lib/linux/seccomp.c).
+HOST_ARCH   := $(shell uname -m | sed 's/^arm64$$/aarch64/;s/^amd64$$/x86_64/')
+RUNNER_ARCH ?= $(HOST_ARCH)
+RUNNER_ARCHS = x86_64 aarch64
+.PHONY: runner runners
 runner: owsbx-linux-$(RUNNER_ARCH)
-owsbx-linux-$(RUNNER_ARCH): $(CLI_OBJS) libowsandbox.a
+runners: $(RUNNER_ARCHS:%=owsbx-linux-%)
+
+# glibc warns that the account lookups linked in would load NSS modules: the runner makes none.
+define link_runner
 	@rm -f $@
-	@# glibc warns that the account lookups linked in would load NSS modules: the runner
-	@# makes none.
-	$(RUNNER_CC) $(ALL_CFLAGS) -static -o $@ $^ $(DEP_LIBS) 2>&1 | \
+	$(1) $(ALL_CFLAGS) -static -o $@ $^ $(DEP_LIBS) 2>&1 | \
 		{ grep -v -e "requires at runtime the shared libraries" -e ": in function" || true; }
 	@test -x $@
+endef
+
+owsbx-linux-$(HOST_ARCH): $(CLI_OBJS) libowsandbox.a
+	$(call link_runner,$(CC))
+
+# Another arch: the same sources, compiled by its cross compiler.
+define cross_runner
+RUNNER_$(1)_CC ?= $(1)-linux-gnu-gcc
+RUNNER_$(1)_AR ?= $(1)-linux-gnu-ar
+RUNNER_$(1)_OUT = build/linux-$(1)
+
+$$(RUNNER_$(1)_OUT)/%.o: %.c include/owsandbox.h $$(wildcard lib/*.h) $$(wildcard lib/$(OS)/*.h) \
+			 $$(wildcard lib/openshell/*.h) $$(wildcard cli/*.h)
+	@command -v $$(RUNNER_$(1)_CC) >/dev/null || { echo "make runner: no $$(RUNNER_$(1)_CC) to \
+		build the $(1) runner: scripts/install-deps.sh --test installs it" >&2; exit 1; }
+	@mkdir -p $$(dir $$@)
+	@echo "  CC      $(1) $$<"
+	@$$(RUNNER_$(1)_CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $$< -o $$@
+
+$$(RUNNER_$(1)_OUT)/libowsandbox.a: $$(LIB_OBJS:build/%=$$(RUNNER_$(1)_OUT)/%)
+	rm -f $$@
+	$$(RUNNER_$(1)_AR) rcs $$@ $$^
+
+owsbx-linux-$(1): $$(CLI_OBJS:build/%=$$(RUNNER_$(1)_OUT)/%) $$(RUNNER_$(1)_OUT)/libowsandbox.a
+	$$(call link_runner,$$(RUNNER_$(1)_CC))
+endef
+$(foreach a,$(filter-out $(HOST_ARCH),$(RUNNER_ARCHS)),$(eval $(call cross_runner,$(a))))
 
 # The account provider's setuid launcher: init, Landlock and seccomp, and the
 # few helpers they use.  No jansson, no inih: it parses no JSON and no INI.
@@ -408,8 +442,21 @@ $(foreach a,$(MAC_ARCHS),$(eval $(call mac_arch,$(a))))
 $(MAC_DEPS)/ready:
 	scripts/macos-deps.sh
 
+# OpenShell's sandbox on a Mac is a Linux container of the Mac's arch: beside each macOS
+# owsbx, the static Linux runner of that arch (owsbx-linux-ARCH, see `runner` above), where
+# lib/openshell/runner.c looks for it.  A native build on a Mac has no Linux cross compiler:
+# scripts/macos-check.sh passes MAC_CC, which leaves them out (MAC_LINUX_RUNNERS=yes to insist).
+MAC_LINUX_RUNNERS ?= $(if $(MAC_CC),,yes)
+MAC_RUNNER_FILES = $(if $(MAC_LINUX_RUNNERS),$(foreach a,$(MAC_ARCHS),$(MAC_OUT)/$(a)/owsbx-linux-$(a)))
+$(MAC_OUT)/%/owsbx-linux-aarch64: owsbx-linux-aarch64
+	@mkdir -p $(dir $@)
+	cp $< $@
+$(MAC_OUT)/%/owsbx-linux-x86_64: owsbx-linux-x86_64
+	@mkdir -p $(dir $@)
+	cp $< $@
+
 .PHONY: macos macos-deps
-macos: $(foreach a,$(MAC_ARCHS),$(MAC_$(a)_BINS))
+macos: $(foreach a,$(MAC_ARCHS),$(MAC_$(a)_BINS)) $(MAC_RUNNER_FILES)
 
 macos-deps:
 	scripts/macos-deps.sh

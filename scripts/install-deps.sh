@@ -18,7 +18,11 @@
 # test/attack/sockets.sh attacks; mercurial and direnv are the person's tools that the
 # guard's attacks run outside after a session (test/attack/tools.sh); npm fetches Zig, the macOS cross compiler
 # (scripts/macos-deps.sh): Debian's npm only where none is installed (a Node.js from
-# NodeSource brings its own, and Debian's npm would conflict with it).
+# NodeSource brings its own, and Debian's npm would conflict with it);
+# gcc-aarch64-linux-gnu with libc6-dev, libjansson-dev, libinih-dev and libmbedtls-dev for
+# arm64 (multiarch: the arm64 architecture is added to dpkg) cross-build OpenShell's aarch64
+# runner, and qemu-user runs it (test/sh/runner_cross.sh): about 75 MB to fetch, 320 MB
+# installed, against wine's and mingw-w64's far more.
 # Run as root on Debian 12 or later.
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
@@ -42,6 +46,20 @@ for arg in "$@"; do
 	esac
 done
 export DEBIAN_FRONTEND=noninteractive
+case " $* " in
+*" --test "* | *" --bench "*)
+	# the other arch's libraries for the cross-built runner (x86_64's on an arm64 machine)
+	case $(dpkg --print-architecture) in
+	amd64) CROSS=arm64 CROSS_GNU=aarch64 ;;
+	arm64) CROSS=amd64 CROSS_GNU=x86-64 ;;
+	*) CROSS= ;;
+	esac
+	if [ -n "$CROSS" ]; then
+		dpkg --print-foreign-architectures | grep -qx "$CROSS" || dpkg --add-architecture "$CROSS"
+		WANT="$WANT gcc-$CROSS_GNU-linux-gnu qemu-user libc6-dev:$CROSS libjansson-dev:$CROSS
+			libinih-dev:$CROSS libmbedtls-dev:$CROSS"
+	fi ;;
+esac
 apt-get update -q
 # shellcheck disable=SC2086 # the lists, split on purpose
 apt-get install -y -q --no-install-recommends $WANT

@@ -24,7 +24,16 @@ if [ "$rc" != 0 ]; then
 	done_testing
 fi
 pass "scripts/macos-deps.sh: $(cat build/macdeps/ready)"
-if ! make -s macos >"$W/make.log" 2>&1; then
+# Beside each macOS owsbx, the static Linux runner of its arch (OpenShell's container on
+# that Mac): the other arch's needs the cross compiler and its libraries
+# (test/sh/runner_cross.sh says more; the same skip reason).
+other=$([ "$(uname -m)" = aarch64 ] && echo x86_64 || echo aarch64)
+RUNNERS=yes
+if ! command -v "$other-linux-gnu-gcc" >/dev/null || [ ! -f "/usr/lib/$other-linux-gnu/libjansson.a" ]; then
+	RUNNERS=
+	skip "the Linux runners beside the macOS builds: no $other-linux-gnu-gcc or its libraries (scripts/install-deps.sh --test)"
+fi
+if ! make -s macos MAC_LINUX_RUNNERS="$RUNNERS" >"$W/make.log" 2>&1; then
 	fail "make macos builds with warnings as errors" "$(tail -30 "$W/make.log")"
 	done_testing
 fi
@@ -48,6 +57,10 @@ for arch in aarch64 x86_64; do
 	if command -v file >/dev/null; then
 		like "$(file -b "$out/owsbx")" "^Mach-O 64-bit $cpu executable" \
 			"file(1) agrees: $arch's owsbx is a 64-bit $cpu Mach-O executable"
+		elf=$([ "$arch" = aarch64 ] && echo "ARM aarch64" || echo "x86-64")
+		[ -n "$RUNNERS" ] && like "$(file -b "$out/owsbx-linux-$arch" 2>&1)" \
+			"^ELF 64-bit LSB executable, $elf, .*statically linked" \
+			"beside it, owsbx-linux-$arch: OpenShell's runner, a static Linux $elf executable"
 	fi
 
 	# Every object of the library, not just what owsbx pulls in, links for macOS.
