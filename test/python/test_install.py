@@ -22,7 +22,6 @@ import platform
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import zipfile
 from typing import Iterator

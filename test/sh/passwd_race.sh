@@ -31,23 +31,29 @@ restore() {
 	rm -rf "$T"
 }
 trap restore EXIT
+trap 'exit 1' TERM INT HUP
 
 # The loop: lckpwdf's lock held for the whole run, then copy and rename until told to stop;
-# it writes how many renames it made.
+# it writes how many renames it made. Should this shell die unseen (SIGKILL), the loop
+# stops within 300 s or when it notices, and puts the original back itself.
 "$PY" - "$KEEP" "$T" <<'EOF' &
-import fcntl, os, shutil, sys
+import fcntl, os, shutil, sys, time
 keep, tmp = sys.argv[1], sys.argv[2]
 lock = os.open("/etc/.pwd.lock", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
 fcntl.lockf(lock, fcntl.LOCK_EX)
 st = os.stat(keep)
-n = 0
+parent, deadline, n = os.getppid(), time.monotonic() + 300, 0
+stop = os.path.join(tmp, "stop")
 open(os.path.join(tmp, "started"), "w").close()
-while not os.path.exists(os.path.join(tmp, "stop")):
+while not os.path.exists(stop) and os.getppid() == parent and time.monotonic() < deadline:
     shutil.copy2(keep, "/etc/owstest-passwd.new")
     os.chown("/etc/owstest-passwd.new", st.st_uid, st.st_gid)
     os.replace("/etc/owstest-passwd.new", "/etc/passwd")
     n += 1
-open(os.path.join(tmp, "renames"), "w").write("%d\n" % n)
+if not os.path.exists(stop):
+    os.replace(keep, "/etc/passwd")
+else:
+    open(os.path.join(tmp, "renames"), "w").write("%d\n" % n)
 EOF
 LOOP=$!
 for _ in $(seq 100); do [ -e "$T/started" ] && break; sleep 0.1; done
