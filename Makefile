@@ -57,7 +57,7 @@ UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 UNIT_BINS = $(UNIT_SRCS:test/unit/%.c=build/test/%)
 EXAMPLE_BINS = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 
-.PHONY: all deps test-deps bench-deps check check-kernels bench install uninstall clean shared fuzz
+.PHONY: all deps test-deps bench-deps check check-kernels bench install uninstall clean shared fuzz wheel
 all: libowsandbox.a owsbx owsbx-launch runner
 
 # The version comes from the header alone (OWS_VERSION_MAJOR/MINOR/PATCH).
@@ -93,6 +93,23 @@ SHARED_FILE := libowsandbox.so.$(VERSION)
 shared: libowsandbox.so
 libowsandbox.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(DEP_LIBS)
+
+# A wheel of the Python package (examples/python) that carries the library: `pip install
+# dist/owsandbox-*.whl` in any CPython 3.9+ venv, nothing built at install and no
+# OWSANDBOX_LIB.  Debian's static jansson, inih and mbedtls are built for executables
+# (-fPIE: not linkable into a .so), so the wheel bundles their shared libraries beside its
+# copy of libowsandbox, which finds them through its RUNPATH $$ORIGIN, as auditwheel
+# repairs a wheel; scripts/make-wheel.py writes the zip and picks the platform tag from
+# the C library versions they all need (docs/python.md).
+PYTHON ?= python3
+WHEEL_SO := build/wheel/$(SONAME)
+DIST ?= dist
+wheel: $(WHEEL_SO)
+	$(PYTHON) scripts/make-wheel.py --lib $(WHEEL_SO) --out $(DIST)
+$(WHEEL_SO): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,-z,relro,-z,now -Wl,-rpath,'$$ORIGIN' \
+		$(LDFLAGS) -o $@ $^ $(DEP_LIBS)
 
 build/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/$(OS)/*.h) $(wildcard lib/openshell/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
@@ -273,7 +290,7 @@ uninstall:
 	      $(DESTDIR)$(BASHCOMPDIR)/owsbx $(DESTDIR)$(ZSHCOMPDIR)/_owsbx
 
 clean:
-	rm -rf build libowsandbox.a libowsandbox.so owsbx owsbx-launch owsbx-linux-*
+	rm -rf build dist libowsandbox.a libowsandbox.so owsbx owsbx-launch owsbx-linux-*
 
 # ------------------------------------------------------------------ windows
 # Cross-built with mingw-w64; separate objects under build/win, so it never

@@ -376,6 +376,25 @@ static void write_new(const struct ows__plan *p, const char *path, const char *d
 }
 
 /*
+ * useradd, passwd and sed -i replace /etc/passwd by a rename: a mount that
+ * looked the old file up finds it unlinked and fails with ENOENT, though a
+ * new /etc/passwd is there the moment after.  That is a race with the
+ * machine's tools, not a machine that cannot hold the sandbox: look again,
+ * a bounded number of times (each rename is a few microseconds; a file
+ * truly absent fails as before).
+ */
+static int mount_over_passwd(int fd)
+{
+	for (int tries = 0;; tries++) {
+		if (move_mount(fd, "", AT_FDCWD, "/etc/passwd", MOVE_MOUNT_F_EMPTY_PATH) == 0)
+			return 0;
+		if (errno != ENOENT || tries == 100)
+			return -1;
+		sched_yield();
+	}
+}
+
+/*
  * The copies the person shares, into the private home, and an /etc/passwd
  * whose entry for the account points at the private home, so that tools
  * that ask the system for ~ (ssh does) find the copies, and nothing of the
@@ -415,7 +434,7 @@ static void write_shared(const struct ows__plan *p)
 	int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
 	if (fd < 0 || mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof(ro)) != 0 ||
-	    move_mount(fd, "", AT_FDCWD, "/etc/passwd", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+	    mount_over_passwd(fd) != 0)
 		ows__init_die(p, "mount the sandbox's passwd", "/etc/passwd");
 	close(fd);
 }

@@ -227,9 +227,14 @@ def _candidates() -> "list[str]":
     if env:
         return [env]
     found = []
+    here = os.path.dirname(os.path.abspath(__file__))
+    # The wheel's (make wheel): the library inside the package, beside this
+    # file, with the libraries it needs (found through its RUNPATH $ORIGIN).
+    bundled = os.path.join(here, SYSTEM_NAME)
+    if os.path.isfile(bundled):
+        found.append(bundled)
     # The build tree, when the package is used from the checkout
     # (examples/python/owsandbox/ -> the repository's root).
-    here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.normpath(os.path.join(here, "..", "..", ".."))
     if os.path.isfile(os.path.join(root, "include", "owsandbox.h")):
         built = os.path.join(root, BUILT)
@@ -250,8 +255,9 @@ _loaded: Optional[Library] = None
 
 
 def lib() -> Library:
-    """The library, loaded on first use: OWSANDBOX_LIB, else the build tree,
-    else the system's (SONAME, else what ctypes.util.find_library finds)."""
+    """The library, loaded on first use: OWSANDBOX_LIB, else the wheel's
+    (inside the package), else the build tree, else the system's (SONAME,
+    else what ctypes.util.find_library finds)."""
     global _loaded
     with _lock:
         if _loaded is None:
