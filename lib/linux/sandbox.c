@@ -388,9 +388,12 @@ static void plan_namespaces(struct ows__plan *p, struct landlock_impl *li, const
 {
 	const int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
 			  CLONE_NEWUTS | CLONE_NEWNET;
-	int e;
+	int e, step;
 	p->host_pid = getpid();
-	if (!p->userns || ows__userns_probe(flags, &e) == OWS__USERNS_OK)
+	/* A /proc refused (a container's masks) keeps the own namespaces: init then fails at
+	 * it, and the refusal names the container option that gives the whole wall. */
+	if (!p->userns || (step = ows__userns_probe(flags, &e)) == OWS__USERNS_OK ||
+	    step == OWS__USERNS_PROC)
 		return;
 	p->userns = false;
 	p->in_host_ns = true;
