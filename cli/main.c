@@ -343,7 +343,7 @@ static int machine_setup(owsbx_args *a, ows_config *config, ows_setup_options *s
 		json_array_foreach(changes, i, v)
 			printf("  %zu. %s: %s\n", i + 1, field(v, "item"),
 			       field(v, "change"));
-	} else {
+	} else if (!json_is_true(json_object_get(p, "blocked"))) {
 		printf("Nothing to change: the machine is set up as recorded.\n");
 	}
 	json_array_foreach(json_object_get(p, "notes"), i, v)

@@ -153,6 +153,8 @@ typedef struct ows__userns_facts {
 	const char *container;          /* "podman", "docker", "a container" or NULL */
 } ows__userns_facts;
 
+/* Is capability `cap` (CAP_NET_ADMIN...) in this process's effective set? */
+OWS__HIDDEN bool ows__cap_effective(int cap);
 OWS__HIDDEN void ows__userns_facts_read(ows__userns_facts *f, int step, int sys_errno);
 /* The cause into why, the one command that fixes it into fix; never "turn it off". */
 OWS__HIDDEN void ows__userns_explain(const ows__userns_facts *f, char *why, size_t why_len,

@@ -37,7 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -308,10 +310,65 @@ static int step_proof(mctx *m)
 	return save(m);
 }
 
+/* ----------------------------------------------------------- preflight */
+
+/* The flags of the mount that holds `path`, or of its nearest folder that exists. */
+static int mount_flags_at(const char *path, unsigned long *flags)
+{
+	char dir[PATH_MAX];
+	struct statvfs v;
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (;;) {
+		if (statvfs(dir, &v) == 0) {
+			*flags = v.f_flag;
+			return 0;
+		}
+		char *slash = strrchr(dir, '/');
+		if (errno != ENOENT || !slash)
+			return -1;
+		slash[slash == dir] = '\0'; /* "/a" becomes "/" */
+	}
+}
+
+/*
+ * What a container takes away and setup cannot do without, checked before
+ * anything changes (a setup stopped at the firewall would leave accounts and
+ * a launcher behind): CAP_NET_ADMIN for the firewall; a launcher path where
+ * setuid works (not nosuid); no no_new_privs, under which the setuid launcher
+ * cannot gain root for anyone.  Each names the option that gives it back.
+ */
+static int preflight(mctx *m)
+{
+	unsigned long flags;
+	if (m->root && !ows__cap_effective(12 /* CAP_NET_ADMIN */))
+		return ows__fail(m->err, OWS_ESETUP, EPERM, "CAP_NET_ADMIN",
+				 "start the container with --cap-add NET_ADMIN (Kubernetes: "
+				 "securityContext.capabilities.add: [NET_ADMIN]), or set up on the host",
+				 "this root lacks CAP_NET_ADMIN (a container drops it by default), which "
+				 "the closed account's firewall (nft) needs: nothing was changed");
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
+		return ows__fail(m->err, OWS_ESETUP, EPERM, "no_new_privs",
+				 "start the container without --security-opt no-new-privileges "
+				 "(Kubernetes: allowPrivilegeEscalation: true), or use the landlock "
+				 "provider, which needs no setup",
+				 "this process runs with no_new_privs, under which the setuid launcher "
+				 "cannot become root, so no account session could start: nothing was "
+				 "changed");
+	if (mount_flags_at(m->c->launcher, &flags) == 0 && (flags & ST_NOSUID))
+		return ows__fail(m->err, OWS_ESETUP, 0, m->c->launcher,
+				 "set launcher in [account] of the config to a path on a mount without "
+				 "nosuid (in a container: the image's own files, not a nosuid volume)",
+				 "the launcher's place is on a nosuid mount, where the setuid launcher "
+				 "cannot become root: nothing was changed");
+	return 0;
+}
+
 /* Runs every step; stops at the first failure.  The config waits for the proof. */
 static int run_steps(mctx *m)
 {
-	int rc;
+	int rc = preflight(m);
+	if (rc < 0)
+		return rc;
 	for (int i = 0; i < ITEM_CONFIG; i++) {
 		const ows__item *it = &ows__machine_items[i];
 		if ((rc = it->apply(it, m)) < 0)

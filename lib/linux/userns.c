@@ -162,6 +162,11 @@ static bool has_cap(int cap)
 	return (strtoull(v, NULL, 16) >> cap) & 1;
 }
 
+bool ows__cap_effective(int cap)
+{
+	return has_cap(cap);
+}
+
 /* Mounts over paths under /proc: podman and Docker mount over /proc/kcore,
  * /proc/sys and others, and the kernel then refuses a new proc (it would
  * show what they hide). */
