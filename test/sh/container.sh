@@ -9,7 +9,9 @@
 #   - --security-opt unmask=ALL: the same command runs, and `report` says enforced;
 #   - root: without CAP_SYS_ADMIN the refusal says so (not "an unprivileged process"); with it
 #     but without CAP_NET_ADMIN `none` runs and `allowlist` is refused naming NET_ADMIN, and
-#     `report` separates the two.
+#     `report` separates the two;
+#   - the account provider's setup: without CAP_NET_ADMIN, under no-new-privileges, or with
+#     the launcher's place on a nosuid mount, refused before it changes anything.
 # OWSBX_STATIC=/path/owsbx-static: the binary under test (default: the build's static one).
 . "$(dirname "$0")/../lib.sh"
 
@@ -36,7 +38,8 @@ trap cleanup EXIT
 
 # The root: busybox's tools, owsbx, a person (ci, 1000) and nobody for root's sessions.
 R=$T/root
-mkdir -p "$R/bin" "$R/etc" "$R/tmp" "$R/proc" "$R/dev" "$R/sys" "$R/root" "$R/home/ci" "$R/work"
+mkdir -p "$R/bin" "$R/etc" "$R/tmp" "$R/proc" "$R/dev" "$R/sys" "$R/root" "$R/home/ci" "$R/work" \
+	"$R/usr/local/libexec"
 chmod 1777 "$R/tmp"
 cp "$BUSYBOX" "$R/bin/busybox"
 for c in sh ls cat echo id head true; do ln -s busybox "$R/bin/$c"; done
@@ -123,6 +126,23 @@ like "$(row provider.landlock)" 'enforced' "root+SYS_ADMIN: report: the provider
 
 ctr "${ROOT[@]}" --cap-add SYS_ADMIN --cap-add NET_ADMIN "${UNMASK[@]}" -- owsbx report
 like "$(row network.allowlist)" 'enforced' "root+SYS_ADMIN+NET_ADMIN: report: allowlist enforced"
+
+# --- the account provider's setup: refused before it changes anything ---
+# state: what setup would change in the root (its accounts, state folder, launcher)
+state() { cat "$R/etc/passwd" "$R/etc/group"; ls -R "$R/var" "$R/usr" 2>/dev/null; }
+BEFORE=$(state)
+SETUP=(owsbx machine sandbox setup --yes --for-user ci)
+ctr "${ROOT[@]}" -- "${SETUP[@]}"
+isnt "$SBX_RC" 0 "setup without CAP_NET_ADMIN: refused"
+like "$SBX_OUT$SBX_ERR" 'lacks CAP_NET_ADMIN.*nothing was changed' "setup: says why, before any change"
+like "$SBX_OUT$SBX_ERR" '--cap-add NET_ADMIN' "setup: names the container option"
+unlike "$SBX_OUT" 'Nothing to change' "setup: a blocked plan does not say it is all set up"
+ctr "${ROOT[@]}" --cap-add NET_ADMIN --security-opt no-new-privileges -- "${SETUP[@]}"
+like "$SBX_OUT$SBX_ERR" 'no_new_privs.*nothing was changed' "setup under no-new-privileges: refused"
+like "$SBX_OUT$SBX_ERR" 'without --security-opt no-new-privileges' "setup: names the option"
+ctr "${ROOT[@]}" --cap-add NET_ADMIN --tmpfs /usr/local/libexec:rw,nosuid -- "${SETUP[@]}"
+like "$SBX_OUT$SBX_ERR" 'nosuid mount.*nothing was changed' "setup with a nosuid launcher place: refused"
+is "$(state)" "$BEFORE" "setup's refusals changed nothing in the container"
 
 is "$(podman "${GLOBAL[@]}" ps -a -q | wc -l)" 0 "no container is left"
 done_testing
