@@ -305,10 +305,14 @@ static void explain_clone(const ows__userns_facts *f, char *why, size_t wl, char
 				  "default), and new namespaces need it: clone: %s",
 			 f->container ? "a container" : "something above it", e);
 		snprintf(fix, fl, "%s", ROOT_FIX);
-	} else if (f->err == EPERM && f->seccomp == 2)
+	} else if (f->err == EPERM && f->seccomp == 2) {
 		snprintf(why, wl, "a seccomp filter on this process refuses new namespaces (as "
 				  "Docker's default profile does): clone: %s", e);
-	else if (f->err == EPERM && profile[0]) {
+		if (f->container)
+			snprintf(fix, fl, "give the container a seccomp profile that allows user "
+					  "namespaces (podman's: --security-opt seccomp=/usr/share/"
+					  "containers/seccomp.json), or use the account provider");
+	} else if (f->err == EPERM && profile[0]) {
 		snprintf(why, wl, "this program's AppArmor profile %s does not allow user "
 				  "namespaces: clone: %s", profile, e);
 		snprintf(fix, fl, "add `userns,` to the profile %s (its file in /etc/apparmor.d) and "

@@ -189,6 +189,14 @@ int main(void)
 	ok(strstr(why, "refuses root new namespaces") != NULL, "root with it: not an unprivileged "
 							       "process (%s)", why);
 
+	f = facts(OWS__USERNS_CLONE, EPERM);
+	f.seccomp = 2;
+	f.container = "docker";
+	explain(&f);
+	ok(strstr(fix, "seccomp profile that allows user namespaces") != NULL,
+	   "a container's seccomp filter: the profile to give it (%s)", fix);
+	ok(strlen(fix) < 256, "and it fits an ows_error");
+
 	f = facts(OWS__USERNS_LOOPBACK, EPERM);
 	f.root = true;
 	f.container = "podman";
