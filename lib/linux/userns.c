@@ -169,7 +169,8 @@ bool ows__cap_effective(int cap)
 
 /* Mounts over paths under /proc: podman and Docker mount over /proc/kcore,
  * /proc/sys and others, and the kernel then refuses a new proc (it would
- * show what they hide). */
+ * show what they hide).  systemd's binfmt_misc automount, on a folder that is
+ * always empty, hides nothing and is not counted. */
 static int proc_masks(void)
 {
 	char line[1024], point[512];
@@ -179,7 +180,8 @@ static int proc_masks(void)
 		return 0;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "%*s %*s %*s %*s %511s", point) == 1 &&
-		    strncmp(point, "/proc/", 6) == 0)
+		    strncmp(point, "/proc/", 6) == 0 &&
+		    strcmp(point, "/proc/sys/fs/binfmt_misc") != 0) /* on an empty folder: no mask */
 			n++;
 	fclose(f);
 	return n;
