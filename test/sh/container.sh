@@ -26,14 +26,20 @@ file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
 	skip_all "$BUSYBOX is not the static busybox (busybox-static)"
 
 T=$(mktemp -d /tmp/owstest-container.XXXXXX)
+# podman makes /run/containers/networks (its network back end's run folder) whatever
+# --root says: removed again, if empty, when it was not there before.
+RUN_CONTAINERS_WAS=$([ -e /run/containers ] && echo yes)
 cleanup() {
 	# --rm removed each container; a run cut short may leave one: remove it, then all of it.
 	podman "${GLOBAL[@]}" rm -a -f >/dev/null 2>&1
 	podman "${GLOBAL[@]}" system reset -f >/dev/null 2>&1
 	rm -rf "$T"
+	[ -n "$RUN_CONTAINERS_WAS" ] || rmdir /run/containers/networks /run/containers 2>/dev/null
 }
-GLOBAL=(--root "$T/storage" --runroot "$T/run" --tmpdir "$T/tmp" --runtime "$RUNTIME"
-	--cgroup-manager cgroupfs --events-backend none)
+# Everything of podman's under $T: storage, run state, network definitions (system reset
+# removes the networks it finds: only ours).
+GLOBAL=(--root "$T/storage" --runroot "$T/run" --tmpdir "$T/tmp" --network-config-dir "$T/net"
+	--runtime "$RUNTIME" --cgroup-manager cgroupfs --events-backend none)
 trap cleanup EXIT
 
 # The root: busybox's tools, owsbx, a person (ci, 1000) and nobody for root's sessions.
