@@ -395,8 +395,14 @@ static int step_proof(mctx *m)
 	static const struct { ows_net net; const char *role; } runs[] = {
 		{OWS_NET_NONE, "closed"}, {OWS_NET_OPEN, "open"}};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(runs); i++) {
-		progress(m, "proof: open a throwaway sandbox as the %s account (network %s) and prove "
-			    "the wall from inside", runs[i].role, ows__net_name(runs[i].net));
+		if (m->person[0] && m->root)
+			progress(m, "proof: %s opens a throwaway sandbox as the %s account (network "
+				    "%s) through the setuid launcher, and it proves the wall from "
+				    "inside", m->person, runs[i].role, ows__net_name(runs[i].net));
+		else
+			progress(m, "proof: open a throwaway sandbox as the %s account (network %s) "
+				    "and prove the wall from inside", runs[i].role,
+				 ows__net_name(runs[i].net));
 		ows_error verr;
 		ows_error_clear(&verr);
 		char *report = NULL;
