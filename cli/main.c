@@ -343,13 +343,14 @@ static int machine_setup(owsbx_args *a, ows_config *config, ows_setup_options *s
 		json_array_foreach(changes, i, v)
 			printf("  %zu. %s: %s\n", i + 1, field(v, "item"),
 			       field(v, "change"));
-	} else {
+	} else if (!json_is_true(json_object_get(p, "blocked"))) { /* a note says why it stops */
 		printf("Nothing to change: the machine is set up as recorded.\n");
 	}
 	json_array_foreach(json_object_get(p, "notes"), i, v)
 		printf("  note: %s\n", shown(json_string_value(v)));
-	printf("Then: %s.\n", field(p, "then"));
 	bool blocked = json_is_true(json_object_get(p, "blocked"));
+	if (!blocked)
+		printf("Then: %s.\n", field(p, "then"));
 	bool root = json_is_true(json_object_get(p, "root"));
 	size_t nchanges = json_array_size(changes);
 	json_decref(p);

@@ -22,7 +22,8 @@
 # gcc-aarch64-linux-gnu with libc6-dev, libjansson-dev, libinih-dev and libmbedtls-dev for
 # arm64 (multiarch: the arm64 architecture is added to dpkg) cross-build OpenShell's aarch64
 # runner, and qemu-user runs it (test/sh/runner_cross.sh): about 75 MB to fetch, 320 MB
-# installed, against wine's and mingw-w64's far more.
+# installed, against wine's and mingw-w64's far more; podman and runc run owsbx in a
+# container as a CI job would (test/sh/container.sh).
 # Run as root on Debian 12 or later.
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
@@ -35,7 +36,8 @@ TEST="acl iproute2 passwd util-linux procps apparmor openssh-client openssh-serv
 	zsh python3 python3-pip python3-pytest python3-venv python3-setuptools python3-wheel
 	python3-wheel-whl python3-yaml tmux netcat-openbsd clang libclang-rt-14-dev jq
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev
-	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file man-db groff-base mercurial direnv"
+	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file man-db groff-base mercurial direnv
+	podman runc"
 BENCH="bubblewrap firejail hyperfine tinyproxy haproxy"
 WANT=$BUILD
 for arg in "$@"; do

@@ -116,7 +116,7 @@ OWS__HIDDEN int ows__mask_group_only(const char *dir, size_t max, ows__strv *out
 				     ows_error *err);
 
 /* Checks shared by the report: can this process create user namespaces? */
-OWS__HIDDEN bool ows__userns_works(char *why, size_t why_len);
+OWS__HIDDEN bool ows__userns_works(char *why, size_t why_len, int *failed_step);
 
 /* userns.c: the step of making the sandbox's namespaces that failed. */
 enum {
@@ -126,13 +126,14 @@ enum {
 	OWS__USERNS_SETGROUPS, /* writing "deny" to /proc/self/setgroups */
 	OWS__USERNS_GID_MAP,
 	OWS__USERNS_MOUNT,     /* a tmpfs in the new mount namespace */
+	OWS__USERNS_PROC,      /* a new proc in the new PID namespace */
 	OWS__USERNS_LOOPBACK,  /* lo up in the new network namespace */
 	OWS__USERNS_SILENT,    /* the probe's child ended before it said */
 };
 /*
  * Does in a throwaway child what the sandbox's init does first: clone with
- * `flags`, then (CLONE_NEWUSER) map our ids, mount a tmpfs and bring
- * loopback up.  Returns OWS__USERNS_OK or the step that failed, its errno
+ * `flags`, then (CLONE_NEWUSER) map our ids, mount a tmpfs and a new proc
+ * and bring loopback up.  Returns OWS__USERNS_OK or the step that failed, its errno
  * in *sys_errno.
  */
 OWS__HIDDEN int ows__userns_probe(int flags, int *sys_errno);
@@ -146,8 +147,14 @@ typedef struct ows__userns_facts {
 	int seccomp;                    /* Seccomp: of /proc/self/status; 2 is a filter */
 	char label[96];                 /* this process's AppArmor label; "" without AppArmor */
 	char exe[256];                  /* this program, the one a profile must name */
+	bool root;                      /* euid 0: no user namespace is made */
+	bool cap_sys_admin, cap_net_admin; /* in CapEff of /proc/self/status */
+	int proc_masks;                 /* mounts over paths under /proc (a container's masks) */
+	const char *container;          /* "podman", "docker", "a container" or NULL */
 } ows__userns_facts;
 
+/* Is capability `cap` (CAP_NET_ADMIN...) in this process's effective set? */
+OWS__HIDDEN bool ows__cap_effective(int cap);
 OWS__HIDDEN void ows__userns_facts_read(ows__userns_facts *f, int step, int sys_errno);
 /* The cause into why, the one command that fixes it into fix; never "turn it off". */
 OWS__HIDDEN void ows__userns_explain(const ows__userns_facts *f, char *why, size_t why_len,

@@ -31,13 +31,17 @@
  *   the machine's config     [sandbox] provider = account, once proved
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -256,6 +260,134 @@ static void proof_summary(mctx *m, const char *role, const char *report)
 	json_decref(j);
 }
 
+/* All of buf, through EINTR and short writes; false when the pipe broke. */
+static bool write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static bool read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	while (len > 0) {
+		ssize_t n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* The proof's session for one account: as its caller, or for a root caller run as `run_as`. */
+static int verify_one(ows_net net, const char *run_as, const ows_config *c, char **report,
+		      ows_error *err)
+{
+	ows_policy *pol = NULL;
+	int rc = ows_policy_new(&pol, err);
+	if (rc == 0)
+		rc = ows_policy_set_provider(pol, "account", err);
+	if (rc == 0)
+		rc = ows_policy_set_network(pol, net, err);
+	if (rc == 0 && run_as)
+		rc = ows_policy_set_run_as(pol, run_as, err);
+	if (rc == 0)
+		rc = ows_verify(pol, c, report, err);
+	ows_policy_free(pol);
+	return rc;
+}
+
+/* In the child: become the person, with the groups setup just gave them, in their home. */
+static int become(const struct passwd *pw, ows_error *err)
+{
+	if (initgroups(pw->pw_name, pw->pw_gid) != 0 ||
+	    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 ||
+	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0)
+		return ows__fail_sys(err, "setresuid", pw->pw_name,
+				     "cannot become the person to prove the wall as them");
+	if (chdir("/") != 0)
+		return ows__fail_sys(err, "chdir", "/", "cannot leave root's folder");
+	setenv("HOME", pw->pw_dir, 1);
+	setenv("USER", pw->pw_name, 1);
+	setenv("LOGNAME", pw->pw_name, 1);
+	return 0;
+}
+
+/*
+ * The proof as the person, not root: a root caller runs the launcher as an
+ * ordinary program, and would prove a wall the person cannot open (the
+ * launcher's setuid bit ignored on a nosuid mount, or under no_new_privs;
+ * the group not yet theirs).  A child becomes the person and opens the
+ * session through the setuid launcher, as every session will; its report
+ * and error come back through a pipe.  Without a person, root proves it.
+ */
+static int verify_as_person(const char *person, ows_net net, const ows_config *c,
+			    char **report, ows_error *err)
+{
+	const struct passwd *pw = person[0] && geteuid() == 0 ? getpwnam(person) : NULL;
+	if (!pw)
+		return verify_one(net, person[0] ? person : NULL, c, report, err);
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) != 0)
+		return ows__fail_sys(err, "pipe", NULL, "cannot prove the wall as the person");
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		ows_error e;
+		ows_error_clear(&e);
+		char *rep = NULL;
+		int rc = become(pw, &e);
+		if (rc == 0)
+			rc = verify_one(net, NULL, c, &rep, &e);
+		size_t len = rep ? strlen(rep) : 0;
+		bool sent = write_all(pfd[1], &rc, sizeof(rc)) && write_all(pfd[1], &e, sizeof(e)) &&
+			    write_all(pfd[1], &len, sizeof(len)) && write_all(pfd[1], rep ? rep : "", len);
+		_exit(sent ? 0 : 1);
+	}
+	int saved = errno;
+	close(pfd[1]);
+	if (pid < 0) {
+		close(pfd[0]);
+		errno = saved;
+		return ows__fail_sys(err, "fork", NULL, "cannot prove the wall as the person");
+	}
+	int rc = OWS_ESYS;
+	size_t len = 0;
+	ows_error e;
+	ows_error_clear(&e);
+	bool got = read_all(pfd[0], &rc, sizeof(rc)) && read_all(pfd[0], &e, sizeof(e)) &&
+		   read_all(pfd[0], &len, sizeof(len)) && len < (64u << 20);
+	char *rep = got ? calloc(1, len + 1) : NULL;
+	got = rep && read_all(pfd[0], rep, len);
+	close(pfd[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!got) {
+		free(rep);
+		return ows__fail(err, OWS_ESYS, 0, person, NULL,
+				 "the proof as the person ended without a word");
+	}
+	e.what[sizeof(e.what) - 1] = e.where[sizeof(e.where) - 1] = e.hint[sizeof(e.hint) - 1] = '\0';
+	if (err)
+		*err = e;
+	/* The caller frees it with ows_free(), which is free(). */
+	*report = len ? rep : (free(rep), NULL);
+	return rc;
+}
+
 /* Opens a throwaway session as each account and proves the wall from inside. */
 static int step_proof(mctx *m)
 {
@@ -263,19 +395,17 @@ static int step_proof(mctx *m)
 	static const struct { ows_net net; const char *role; } runs[] = {
 		{OWS_NET_NONE, "closed"}, {OWS_NET_OPEN, "open"}};
 	for (size_t i = 0; i < OWS__ARRAY_LEN(runs); i++) {
-		progress(m, "proof: open a throwaway sandbox as the %s account (network %s) and prove "
-			    "the wall from inside", runs[i].role, ows__net_name(runs[i].net));
-		ows_policy *pol = NULL;
+		if (m->person[0] && m->root)
+			progress(m, "proof: %s opens a throwaway sandbox as the %s account (network "
+				    "%s) through the setuid launcher, and it proves the wall from "
+				    "inside", m->person, runs[i].role, ows__net_name(runs[i].net));
+		else
+			progress(m, "proof: open a throwaway sandbox as the %s account (network %s) "
+				    "and prove the wall from inside", runs[i].role,
+				 ows__net_name(runs[i].net));
 		ows_error verr;
 		ows_error_clear(&verr);
 		char *report = NULL;
-		int rc = ows_policy_new(&pol, &verr);
-		if (rc == 0)
-			rc = ows_policy_set_provider(pol, "account", &verr);
-		if (rc == 0)
-			rc = ows_policy_set_network(pol, runs[i].net, &verr);
-		if (rc == 0 && m->person[0])
-			rc = ows_policy_set_run_as(pol, m->person, &verr);
 		/*
 		 * Where Landlock has no scopes, `open` runs only partial, and sessions
 		 * only when the config chooses it; setup proves the open account's wall
@@ -285,10 +415,9 @@ static int step_proof(mctx *m)
 		 */
 		ows_config partial_ok = *m->c;
 		partial_ok.open_unscoped = true;
-		if (rc == 0)
-			rc = ows_verify(pol, runs[i].net == OWS_NET_OPEN ? &partial_ok : m->c,
-					&report, &verr);
-		ows_policy_free(pol);
+		int rc = verify_as_person(m->person, runs[i].net,
+					  runs[i].net == OWS_NET_OPEN ? &partial_ok : m->c, &report,
+					  &verr);
 		proof_summary(m, runs[i].role, report);
 		ows_free(report);
 		if (rc < 0) {
@@ -308,10 +437,65 @@ static int step_proof(mctx *m)
 	return save(m);
 }
 
+/* ----------------------------------------------------------- preflight */
+
+/* The flags of the mount that holds `path`, or of its nearest folder that exists. */
+static int mount_flags_at(const char *path, unsigned long *flags)
+{
+	char dir[PATH_MAX];
+	struct statvfs v;
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (;;) {
+		if (statvfs(dir, &v) == 0) {
+			*flags = v.f_flag;
+			return 0;
+		}
+		char *slash = strrchr(dir, '/');
+		if (errno != ENOENT || !slash)
+			return -1;
+		slash[slash == dir] = '\0'; /* "/a" becomes "/" */
+	}
+}
+
+/*
+ * What a container takes away and setup cannot do without, checked before
+ * anything changes (a setup stopped at the firewall would leave accounts and
+ * a launcher behind): CAP_NET_ADMIN for the firewall; a launcher path where
+ * setuid works (not nosuid); no no_new_privs, under which the setuid launcher
+ * cannot gain root for anyone.  Each names the option that gives it back.
+ */
+static int preflight(mctx *m)
+{
+	unsigned long flags;
+	if (m->root && !ows__cap_effective(12 /* CAP_NET_ADMIN */))
+		return ows__fail(m->err, OWS_ESETUP, EPERM, "CAP_NET_ADMIN",
+				 "start the container with --cap-add NET_ADMIN (Kubernetes: "
+				 "securityContext.capabilities.add: [NET_ADMIN]), or set up on the host",
+				 "this root lacks CAP_NET_ADMIN (a container drops it by default), which "
+				 "the closed account's firewall (nft) needs: nothing was changed");
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
+		return ows__fail(m->err, OWS_ESETUP, EPERM, "no_new_privs",
+				 "start the container without --security-opt no-new-privileges "
+				 "(Kubernetes: allowPrivilegeEscalation: true), or use the landlock "
+				 "provider, which needs no setup",
+				 "this process runs with no_new_privs, under which the setuid launcher "
+				 "cannot become root, so no account session could start: nothing was "
+				 "changed");
+	if (mount_flags_at(m->c->launcher, &flags) == 0 && (flags & ST_NOSUID))
+		return ows__fail(m->err, OWS_ESETUP, 0, m->c->launcher,
+				 "set launcher in [account] of the config to a path on a mount without "
+				 "nosuid (in a container: the image's own files, not a nosuid volume)",
+				 "the launcher's place is on a nosuid mount, where the setuid launcher "
+				 "cannot become root: nothing was changed");
+	return 0;
+}
+
 /* Runs every step; stops at the first failure.  The config waits for the proof. */
 static int run_steps(mctx *m)
 {
-	int rc;
+	int rc = preflight(m);
+	if (rc < 0)
+		return rc;
 	for (int i = 0; i < ITEM_CONFIG; i++) {
 		const ows__item *it = &ows__machine_items[i];
 		if ((rc = it->apply(it, m)) < 0)

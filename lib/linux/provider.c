@@ -42,13 +42,14 @@ const ows__provider *ows__provider_find(const char *name)
  * and what its init does first in them: a namespace without capabilities
  * (Ubuntu's AppArmor restriction) does not count.
  */
-bool ows__userns_works(char *why, size_t why_len)
+bool ows__userns_works(char *why, size_t why_len, int *failed_step)
 {
 	int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET;
 	if (geteuid() != 0)
 		flags |= CLONE_NEWUSER;
 	int sys_errno;
 	int step = ows__userns_probe(flags, &sys_errno);
+	*failed_step = step;
 	if (step != OWS__USERNS_OK) {
 		ows__userns_facts f;
 		char fix[256], cause[384];
@@ -178,7 +179,8 @@ static void add_open_row(json_t *caps, enum wall w, int abi, bool unscoped_ok)
 		    "config runs it partial");
 }
 
-static void add_landlock_rows(json_t *caps, enum wall w, int abi, bool unscoped_ok)
+static void add_landlock_rows(json_t *caps, enum wall w, int abi, bool unscoped_ok,
+			      const char *allowlist_refused)
 {
 	add_promise(caps, w, "files.session_folders", "enforced",
 		    "session folders at their own paths; system read-only; home absent", "enforced",
@@ -217,11 +219,15 @@ static void add_landlock_rows(json_t *caps, enum wall w, int abi, bool unscoped_
 			       "TCP bind and connect too"
 			     : "seccomp lets no socket be created but a socketpair");
 	add_open_row(caps, w, abi, unscoped_ok);
-	add_promise(caps, w, "network.allowlist", "enforced",
-		    "own network namespace; the one way out is the session's allow-list proxy",
-		    "unavailable",
-		    "needs a network namespace of its own, which needs a user namespace here (Landlock's "
-		    "TCP rules name ports, not addresses); the account provider makes one without");
+	if (w == WALL_OWN_NS && allowlist_refused)
+		add(caps, "network.allowlist", "unavailable", allowlist_refused);
+	else
+		add_promise(caps, w, "network.allowlist", "enforced",
+			    "own network namespace; the one way out is the session's allow-list "
+			    "proxy", "unavailable",
+			    "needs a network namespace of its own, which needs a user namespace here "
+			    "(Landlock's TCP rules name ports, not addresses); the account provider "
+			    "makes one without");
 	add_promise(caps, w, "unix_sockets.outside", "enforced",
 		    abi >= 6 ? "ssh-agent, session bus and docker sockets are not in the sandbox's root; "
 			       "abstract sockets: own network namespace, Landlock scope in `open`"
@@ -259,7 +265,13 @@ static int report_json(const ows_config *config, char **out, ows_error *err)
 	int abi = ows__landlock_abi();
 	bool seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
 	char nswhy[768];
-	bool ns = ows__userns_works(nswhy, sizeof(nswhy));
+	int nsstep;
+	bool ns = ows__userns_works(nswhy, sizeof(nswhy), &nsstep);
+	/* Root's run makes its namespaces without a probe, and only allowlist brings
+	 * loopback up: without CAP_NET_ADMIN (a container) the others still run. */
+	bool no_loopback = !ns && geteuid() == 0 && nsstep == OWS__USERNS_LOOPBACK;
+	/* A refused /proc is not worked around in the host's namespaces (sandbox.c). */
+	bool no_proc = !ns && nsstep == OWS__USERNS_PROC;
 
 	/* Without Landlock, why and the one thing to do (ows__landlock_unavailable() refuses with it). */
 	if (abi >= 1) {
@@ -283,13 +295,13 @@ static int report_json(const ows_config *config, char **out, ows_error *err)
 	add(caps, "seccomp", seccomp ? "enforced" : "unavailable",
 	    seccomp ? "default deny (the calls Docker allows); sockets, io_uring, namespaces, keyring, TIOCSTI, set-ID and world-writable modes filtered"
 		    : "the kernel has no seccomp filter support");
-	add(caps, "namespaces", ns ? "enforced" : "unavailable", nswhy);
+	add(caps, "namespaces", ns ? "enforced" : no_loopback ? "partial" : "unavailable", nswhy);
 
 	/* Without a usable user namespace an unprivileged host's sandbox runs in its own
 	 * namespaces (view.c): each row says what Landlock and seccomp keep there. */
-	bool base = abi >= 1 && seccomp && ns;
+	bool base = abi >= 1 && seccomp && (ns || no_loopback);
 	enum wall w = base ? WALL_OWN_NS
-		: abi >= 1 && seccomp && geteuid() != 0 ? WALL_HOST_NS : WALL_NONE;
+		: abi >= 1 && seccomp && geteuid() != 0 && !no_proc ? WALL_HOST_NS : WALL_NONE;
 	if (w == WALL_HOST_NS)
 		snprintf(why, sizeof(why), "no user namespace (see namespaces): Landlock and seccomp "
 			 "in the host's namespaces; the partial rows say what that does not keep");
@@ -298,7 +310,8 @@ static int report_json(const ows_config *config, char **out, ows_error *err)
 			 "needs no setup" : "needs Landlock, seccomp and namespaces (see above)");
 	add(caps, "provider.landlock", w == WALL_OWN_NS ? "enforced" : w ? "partial" : "unavailable",
 	    why);
-	add_landlock_rows(caps, w, abi, config && config->open_unscoped);
+	add_landlock_rows(caps, w, abi, config && config->open_unscoped,
+			  no_loopback ? nswhy : NULL);
 	add(caps, "secrets.environment", "enforced",
 	    "minimal environment; secret-looking names never passed");
 	add(caps, "limits.wall_time", "enforced", "the host ends the command when time runs out");

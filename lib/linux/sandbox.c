@@ -393,14 +393,19 @@ static void plan_namespaces(struct ows__plan *p, struct landlock_impl *li, const
 {
 	const int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
 			  CLONE_NEWUTS | CLONE_NEWNET;
-	int e;
+	int e, step;
 	p->host_pid = getpid();
 	if (!p->userns || __atomic_load_n(&userns_known_good, __ATOMIC_RELAXED))
 		return;
-	if (ows__userns_probe(flags, &e) == OWS__USERNS_OK) {
+	step = ows__userns_probe(flags, &e);
+	if (step == OWS__USERNS_OK) {
 		__atomic_store_n(&userns_known_good, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	/* A /proc refused (a container's masks) keeps the own namespaces: init then fails at
+	 * it, and the refusal names the container option that gives the whole wall. */
+	if (step == OWS__USERNS_PROC)
+		return;
 	p->userns = false;
 	p->in_host_ns = true;
 	/* A delegated cgroup v2 where the person has one (systemd's user@UID.service):

@@ -33,15 +33,16 @@
 
 /* ------------------------------------------------------------- the probe */
 
-/* A tmpfs made and mounted detached: CAP_SYS_ADMIN in the new namespaces, and
- * nothing attached anywhere that could propagate back to the host. */
-static int make_tmpfs(void)
+/* A file system made and mounted detached, as init makes its own (root.c):
+ * CAP_SYS_ADMIN in the new namespaces, and nothing attached anywhere that
+ * could propagate back to the host. */
+static int make_fs(const char *type, unsigned attrs)
 {
-	int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	int fs = fsopen(type, FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return -1;
-	int m = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, 0)
-								      : -1;
+	int m = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0
+			? fsmount(fs, FSMOUNT_CLOEXEC, attrs) : -1;
 	int saved = errno;
 	close(fs);
 	if (m >= 0)
@@ -76,8 +77,12 @@ static __attribute__((noreturn)) void probe_child(int fd, bool userns, long uid,
 		r[0] = OWS__USERNS_SETGROUPS;
 	else if (userns && ows__write_id_map("gid_map", gid, gid) != 0)
 		r[0] = OWS__USERNS_GID_MAP;
-	else if (make_tmpfs() != 0)
+	else if (make_fs("tmpfs", 0) != 0)
 		r[0] = OWS__USERNS_MOUNT;
+	/* The kernel mounts a new proc only where the one in view is fully visible:
+	 * a container that masks /proc/kcore and the like refuses it (EPERM). */
+	else if (make_fs("proc", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) != 0)
+		r[0] = OWS__USERNS_PROC;
 	else if (loopback_up() != 0)
 		r[0] = OWS__USERNS_LOOPBACK;
 	r[1] = r[0] ? errno : 0;
@@ -127,19 +132,70 @@ static long read_long(const char *path)
 	return v;
 }
 
+/* The value of one "Key:\tvalue" line of /proc/self/status, or "". */
+static void status_field(const char *key, char *buf, size_t len)
+{
+	char line[128];
+	size_t n = strlen(key);
+	buf[0] = '\0';
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, n) == 0 && line[n] == ':')
+			snprintf(buf, len, "%s", line + n + 1 + strspn(line + n + 1, " \t"));
+	fclose(f);
+}
+
 /* "Seccomp:\t2" of /proc/self/status: 2 means a filter. */
 static int seccomp_mode(void)
 {
-	char line[128];
-	int mode = -1;
-	FILE *f = fopen("/proc/self/status", "re");
+	char v[32];
+	status_field("Seccomp", v, sizeof(v));
+	return v[0] ? (int)strtol(v, NULL, 10) : -1;
+}
+
+static bool has_cap(int cap)
+{
+	char v[32];
+	status_field("CapEff", v, sizeof(v));
+	return (strtoull(v, NULL, 16) >> cap) & 1;
+}
+
+bool ows__cap_effective(int cap)
+{
+	return has_cap(cap);
+}
+
+/* Mounts over paths under /proc: podman and Docker mount over /proc/kcore,
+ * /proc/sys and others, and the kernel then refuses a new proc (it would
+ * show what they hide).  systemd's binfmt_misc automount, on a folder that is
+ * always empty, hides nothing and is not counted. */
+static int proc_masks(void)
+{
+	char line[1024], point[512];
+	int n = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
-		return -1;
+		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "Seccomp:", 8) == 0)
-			mode = (int)strtol(line + 8, NULL, 10);
+		if (sscanf(line, "%*s %*s %*s %*s %511s", point) == 1 &&
+		    strncmp(point, "/proc/", 6) == 0 &&
+		    strcmp(point, "/proc/sys/fs/binfmt_misc") != 0) /* on an empty folder: no mask */
+			n++;
 	fclose(f);
-	return mode;
+	return n;
+}
+
+/* The container engine this runs under, from the marks each leaves, or NULL. */
+static const char *container_of(int masks)
+{
+	const char *env = getenv("container");
+	if (access("/run/.containerenv", F_OK) == 0 || (env && strcmp(env, "podman") == 0))
+		return "podman";
+	if (access("/.dockerenv", F_OK) == 0 || (env && strcmp(env, "docker") == 0))
+		return "docker";
+	return env || masks ? "a container" : NULL;
 }
 
 /* This process's AppArmor label ("unconfined", "owsbx (unconfined)"), or "". */
@@ -170,6 +226,11 @@ void ows__userns_facts_read(ows__userns_facts *f, int step, int sys_errno)
 	apparmor_label(f->label, sizeof(f->label));
 	ssize_t n = readlink("/proc/self/exe", f->exe, sizeof(f->exe) - 1);
 	f->exe[n > 0 ? n : 0] = '\0';
+	f->root = geteuid() == 0;
+	f->cap_sys_admin = has_cap(21); /* CAP_SYS_ADMIN */
+	f->cap_net_admin = has_cap(12); /* CAP_NET_ADMIN */
+	f->proc_masks = proc_masks();
+	f->container = container_of(f->proc_masks);
 }
 
 static const char *step_text(int step)
@@ -179,6 +240,7 @@ static const char *step_text(int step)
 	case OWS__USERNS_SETGROUPS: return "denying setgroups";
 	case OWS__USERNS_GID_MAP: return "writing its gid_map";
 	case OWS__USERNS_MOUNT: return "mounting a tmpfs";
+	case OWS__USERNS_PROC: return "mounting a new /proc";
 	case OWS__USERNS_LOOPBACK: return "bringing loopback up";
 	case OWS__USERNS_SILENT: return "setting it up (the probe ended without a word)";
 	default: return "creating it";
@@ -205,6 +267,17 @@ static void fix_apparmor(const ows__userns_facts *f, char *fix, size_t len)
 static const char ACCOUNT[] =
 	"the account provider, which needs no user namespace: sudo owsbx machine sandbox setup";
 
+/* What a container must be started with for the sandbox's own /proc. */
+static const char UNMASK_FIX[] =
+	"start the container with an unmasked /proc: podman run --security-opt unmask=ALL, "
+	"docker run --security-opt systempaths=unconfined, or Kubernetes' securityContext "
+	"procMount: Unmasked";
+
+static const char ROOT_FIX[] =
+	"run owsbx as an ordinary user (it makes its own user namespace), or start the container "
+	"with --cap-add SYS_ADMIN and an unmasked /proc (podman: --security-opt unmask=ALL; "
+	"docker: systempaths=unconfined)";
+
 /* The name of the AppArmor profile this process runs under: "" when unconfined. */
 static void profile_of(const ows__userns_facts *f, char *buf, size_t len)
 {
@@ -229,10 +302,19 @@ static void explain_clone(const ows__userns_facts *f, char *why, size_t wl, char
 	else if (f->err == EPERM && f->unprivileged_userns_clone == 0)
 		snprintf(why, wl, "only root may create user namespaces here (Debian's "
 				  "kernel.unprivileged_userns_clone is 0): clone: %s", e);
-	else if (f->err == EPERM && f->seccomp == 2)
+	else if (f->err == EPERM && f->root && !f->cap_sys_admin) {
+		snprintf(why, wl, "this process is root without CAP_SYS_ADMIN (%s drops it by "
+				  "default), and new namespaces need it: clone: %s",
+			 f->container ? "a container" : "something above it", e);
+		snprintf(fix, fl, "%s", ROOT_FIX);
+	} else if (f->err == EPERM && f->seccomp == 2) {
 		snprintf(why, wl, "a seccomp filter on this process refuses new namespaces (as "
 				  "Docker's default profile does): clone: %s", e);
-	else if (f->err == EPERM && profile[0]) {
+		if (f->container)
+			snprintf(fix, fl, "give the container a seccomp profile that allows user "
+					  "namespaces (podman's: --security-opt seccomp=/usr/share/"
+					  "containers/seccomp.json), or use the account provider");
+	} else if (f->err == EPERM && profile[0]) {
 		snprintf(why, wl, "this program's AppArmor profile %s does not allow user "
 				  "namespaces: clone: %s", profile, e);
 		snprintf(fix, fl, "add `userns,` to the profile %s (its file in /etc/apparmor.d) and "
@@ -242,8 +324,47 @@ static void explain_clone(const ows__userns_facts *f, char *why, size_t wl, char
 	else if (f->err == EINVAL)
 		snprintf(why, wl, "this kernel lacks a namespace the sandbox needs: clone: %s", e);
 	else
-		snprintf(why, wl, "this machine refuses an unprivileged process new namespaces: "
-				  "clone: %s", e);
+		snprintf(why, wl, "this machine refuses %s new namespaces: clone: %s",
+			 f->root ? "root" : "an unprivileged process", e);
+}
+
+/* A new proc refused: a container's masked /proc, most often. */
+static void explain_proc(const ows__userns_facts *f, char *why, size_t wl, char *fix, size_t fl)
+{
+	const char *e = strerror(f->err);
+	if (f->proc_masks > 0) {
+		snprintf(why, wl, "%s masks %d paths under /proc (/proc/kcore and others), and the "
+				  "kernel gives the sandbox a new /proc only where /proc is fully "
+				  "visible: %s: %s",
+			 f->container && strcmp(f->container, "a container") != 0 ? f->container
+										  : "this container",
+			 f->proc_masks, step_text(f->step), e);
+		snprintf(fix, fl, "%s", UNMASK_FIX);
+	} else {
+		snprintf(why, wl, "the kernel refuses the sandbox a new /proc (a security module, or "
+				  "a /proc mounted over): %s: %s", step_text(f->step), e);
+		if (f->container)
+			snprintf(fix, fl, "%s", UNMASK_FIX);
+		else
+			snprintf(fix, fl, "use %s", ACCOUNT);
+	}
+}
+
+/* Loopback refused to root: its namespace is its own, so its capabilities are the host's. */
+static bool explain_root_loopback(const ows__userns_facts *f, char *why, size_t wl, char *fix,
+				  size_t fl)
+{
+	if (f->step != OWS__USERNS_LOOPBACK || !f->root || f->cap_net_admin)
+		return false;
+	snprintf(why, wl, "root without CAP_NET_ADMIN (%s drops it by default) cannot bring "
+			  "loopback up in the sandbox's network namespace, which --net allowlist "
+			  "needs (none and open do not): %s: %s",
+		 f->container ? "a container" : "something above it", step_text(f->step),
+		 strerror(f->err));
+	snprintf(fix, fl, "start the container with --cap-add NET_ADMIN (Kubernetes: "
+			  "securityContext.capabilities.add: [NET_ADMIN]), or run owsbx as an "
+			  "ordinary user (it makes its own user namespace)");
+	return true;
 }
 
 void ows__userns_explain(const ows__userns_facts *f, char *why, size_t wl, char *fix, size_t fl)
@@ -252,6 +373,12 @@ void ows__userns_explain(const ows__userns_facts *f, char *why, size_t wl, char 
 		explain_clone(f, why, wl, fix, fl);
 		return;
 	}
+	if (f->step == OWS__USERNS_PROC) {
+		explain_proc(f, why, wl, fix, fl);
+		return;
+	}
+	if (explain_root_loopback(f, why, wl, fix, fl))
+		return;
 	const char *e = strerror(f->err), *step = step_text(f->step);
 	char profile[sizeof(f->label)];
 	profile_of(f, profile, sizeof(profile));
@@ -291,6 +418,8 @@ int ows__userns_step_of(const char *stage)
 		{"write /proc/self/uid_map", OWS__USERNS_UID_MAP},
 		{"write setgroups", OWS__USERNS_SETGROUPS},
 		{"write /proc/self/gid_map", OWS__USERNS_GID_MAP},
+		{"mount proc /proc", OWS__USERNS_PROC},
+		{"bring loopback up", OWS__USERNS_LOOPBACK},
 	};
 	for (size_t i = 0; stage && i < OWS__ARRAY_LEN(stages); i++)
 		if (strcmp(stage, stages[i].stage) == 0)

@@ -185,6 +185,8 @@ if [ $rc = 0 ]; then ok "setup proved the wall as both accounts"; else not_ok "s
 open_tail='checks passed$'
 have_landlock_abi 6 ||
 	open_tail='checks passed; partial (recorded, not demanded): abstract socket unreachable owsandbox-probe-[0-9a-f]*: connected: partial'
+check "the person opened the proof's sessions, through the setuid launcher, not root" \
+	grep -q "proof: $P opens a throwaway sandbox as the closed account (network none) through the setuid launcher" "$W/out"
 check "the proof ran as both accounts" \
 	sh -c "grep -q 'proof (closed): [0-9]* of [0-9]* checks passed$' '$W/out' && grep -q 'proof (open): [0-9]* of [0-9]* $open_tail' '$W/out'"
 if have_landlock_abi 6; then

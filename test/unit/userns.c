@@ -154,5 +154,56 @@ int main(void)
 	       "init's uid_map stage is a user-namespace step");
 	is_int(ows__userns_step_of("write setgroups"), OWS__USERNS_SETGROUPS, "so is setgroups");
 	is_int(ows__userns_step_of("landlock_restrict_self"), OWS__USERNS_OK, "Landlock is not");
+	is_int(ows__userns_step_of("mount proc /proc"), OWS__USERNS_PROC, "init's proc is one");
+	is_int(ows__userns_step_of("bring loopback up"), OWS__USERNS_LOOPBACK, "so is loopback");
+
+	/* Containers: each refusal names the option that allows it, and fits an ows_error. */
+	f = facts(OWS__USERNS_PROC, EPERM);
+	f.proc_masks = 6;
+	f.container = "docker";
+	explain(&f);
+	ok(strstr(why, "docker masks 6 paths under /proc") != NULL, "masked /proc: named (%s)", why);
+	ok(strstr(fix, "unmask=ALL") && strstr(fix, "systempaths=unconfined") &&
+		   strstr(fix, "procMount: Unmasked"),
+	   "masked /proc: podman's, Docker's and Kubernetes' options (%s)", fix);
+	ok(strlen(why) < 256 && strlen(fix) < 256, "masked /proc: fits an ows_error");
+	f.proc_masks = 0;
+	f.container = NULL;
+	explain(&f);
+	ok(strstr(why, "refuses the sandbox a new /proc") && strstr(fix, "account provider"),
+	   "refused /proc outside a container: the account provider (%s)", fix);
+
+	f = facts(OWS__USERNS_CLONE, EPERM);
+	f.root = true;
+	f.seccomp = 2;
+	f.container = "podman";
+	explain(&f);
+	ok(strstr(why, "root without CAP_SYS_ADMIN") && !strstr(why, "unprivileged"),
+	   "root without CAP_SYS_ADMIN: named as such (%s)", why);
+	ok(strstr(fix, "--cap-add SYS_ADMIN") && strstr(fix, "ordinary user"),
+	   "root without CAP_SYS_ADMIN: the option, or an ordinary user (%s)", fix);
+	ok(strlen(why) < 256 && strlen(fix) < 256, "root without CAP_SYS_ADMIN: fits an ows_error");
+	f.cap_sys_admin = true;
+	f.seccomp = 0;
+	explain(&f);
+	ok(strstr(why, "refuses root new namespaces") != NULL, "root with it: not an unprivileged "
+							       "process (%s)", why);
+
+	f = facts(OWS__USERNS_CLONE, EPERM);
+	f.seccomp = 2;
+	f.container = "docker";
+	explain(&f);
+	ok(strstr(fix, "seccomp profile that allows user namespaces") != NULL,
+	   "a container's seccomp filter: the profile to give it (%s)", fix);
+	ok(strlen(fix) < 256, "and it fits an ows_error");
+
+	f = facts(OWS__USERNS_LOOPBACK, EPERM);
+	f.root = true;
+	f.container = "podman";
+	explain(&f);
+	ok(strstr(why, "root without CAP_NET_ADMIN") && strstr(why, "--net allowlist"),
+	   "root without CAP_NET_ADMIN: allowlist's loopback explained (%s)", why);
+	ok(strstr(fix, "--cap-add NET_ADMIN") != NULL, "with the option (%s)", fix);
+	ok(strlen(why) < 256 && strlen(fix) < 256, "root without CAP_NET_ADMIN: fits an ows_error");
 	return done_testing();
 }
