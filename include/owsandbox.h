@@ -409,6 +409,13 @@ OWS_API int ows_session_spawn(ows_session *session, const char *const argv[],
  */
 OWS_API int ows_proc_wait(ows_proc *proc, int timeout_ms, int *exit_code, ows_error *err);
 /*
+ * The signal that ended the command, once ows_proc_wait() told its exit: N
+ * where the exit code 128+N came from signal N (SIGKILL when the session's
+ * close or a timeout killed it), 0 where it exited (an exit(137) too), has
+ * not yet, or on Windows.
+ */
+OWS_API int ows_proc_signal(const ows_proc *proc);
+/*
  * Signals the command.  SIGKILL ends the call: under `landlock` and
  * `account`, the command and every process it started, daemons included
  * (a double fork, nohup, one that called setsid()), and nothing another

@@ -239,14 +239,33 @@ int ows__proc_enter(const ows_proc *p, ows_session **s, ows_error *err)
 	return 0;
 }
 
-void ows__proc_set_exit(ows_proc *p, int code)
+static void set_exit(ows_proc *p, int code, int signo)
 {
 	ows__plat_global_lock();
 	if (!p->exited) {
 		p->exited = true;
 		p->exit_code = code;
+		p->exit_signal = signo;
 	}
 	ows__plat_global_unlock();
+}
+
+void ows__proc_set_exit(ows_proc *p, int code)
+{
+	set_exit(p, code, 0);
+}
+
+void ows__proc_set_killed(ows_proc *p, int signo)
+{
+	set_exit(p, 128 + signo, signo);
+}
+
+int ows_proc_signal(const ows_proc *p)
+{
+	ows__plat_global_lock();
+	int signo = p && p->exited ? p->exit_signal : 0;
+	ows__plat_global_unlock();
+	return signo;
 }
 
 bool ows__proc_get_exit(const ows_proc *p, int *code)
