@@ -405,7 +405,8 @@ OWS_API int ows_session_spawn(ows_session *session, const char *const argv[],
  * Waits for the command to exit.  timeout_ms < 0 waits for ever; 0 polls.
  * Returns 1 and sets *exit_code (a signal N gives 128+N) when it has exited,
  * 0 when the timeout passed first, or a negative code.  After the session
- * closed: 1 with the exit it had (128+9 when the close killed it).
+ * closed: 1 with the exit it had (128+9 when the close killed it); shut
+ * down (ows_session_shutdown) and not yet closed, it still waits as before.
  */
 OWS_API int ows_proc_wait(ows_proc *proc, int timeout_ms, int *exit_code, ows_error *err);
 /*

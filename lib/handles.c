@@ -228,8 +228,10 @@ int ows__proc_enter(const ows_proc *p, ows_session **s, ows_error *err)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "proc is NULL");
 	ows__plat_global_lock();
 	bool live = set_has(&live_procs, p);
-	/* A session on its way out serves no new call: the proc is as good as detached. */
-	if (live && p->session && !p->session->closing) {
+	/* A session on its way out serves no new call: the proc is as good as detached.
+	 * Shut down (ows_session_shutdown) but not yet closing, it still tells its
+	 * procs' exits, so that a binding's wait returns what the shutdown killed. */
+	if (live && p->session && (!p->session->closing || p->session->shut)) {
 		*s = p->session;
 		(*s)->refs++;
 	}

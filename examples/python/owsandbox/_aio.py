@@ -1,8 +1,10 @@
 """run_async and open_async: nothing of a call blocks the event loop.
 
-What may take a while in the library (a session's open and close, a
-command's spawn: a round trip to the sandbox's init) runs in the loop's
-default executor; the loop itself only waits on descriptors: the process's
+What may take a while in the library runs in the loop's default executor:
+a session's open and close, a command's spawn (a round trip to the
+sandbox's init), the wait that collects its exit (it sweeps the session's
+guarded names, under the session's lock) and the freeing of its handle.
+The loop itself only waits on descriptors: the process's
 own (ows_proc_fd, readable once it has exited, also when the session closed)
 and the read ends of its output pipes; stdin is a pipe the loop writes the
 input into.  No polling.
@@ -27,6 +29,15 @@ if TYPE_CHECKING:
 
 class _Call(Proc):
     """A Proc whose waits are the event loop's callbacks."""
+
+    collecting: "Optional[asyncio.Future[Optional[int]]]" = None
+
+    def free_later(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Frees the handle in the executor, once no collecting wait uses it."""
+        if self.collecting is not None and not self.collecting.done():
+            self.collecting.add_done_callback(lambda _f: self.free_later(loop))
+            return
+        loop.run_in_executor(None, self.free)
 
     def watch(self, loop: asyncio.AbstractEventLoop, timeout_ms: int) -> None:
         self.loop = loop
@@ -58,16 +69,20 @@ class _Call(Proc):
             self.exited.set_exception(e)
 
     def _on_exit(self) -> None:
-        try:
-            code = self.poll_exit()
-        except Exception as e:  # noqa: BLE001 - the caller's to see
-            self._unwatch(self.proc_fd)
-            self._fail(e)
+        """The descriptor is readable: the exit is collected in the executor."""
+        self._unwatch(self.proc_fd)
+        self.collecting = self.loop.run_in_executor(None, self.poll_exit)
+        self.collecting.add_done_callback(self._collected)
+
+    def _collected(self, fut: "asyncio.Future[Optional[int]]") -> None:
+        if fut.cancelled() or self.exited.done():
             return
-        if code is not None:
-            self._unwatch(self.proc_fd)
-            if not self.exited.done():
-                self.exited.set_result(code)
+        if fut.exception() is not None:
+            self._fail(fut.exception())  # type: ignore[arg-type]
+        elif fut.result() is None:  # not yet after all: watched again
+            self._reader(self.proc_fd, self._on_exit)
+        else:
+            self.exited.set_result(fut.result())  # type: ignore[arg-type]
 
     def _on_output(self, cap: Capture) -> None:
         try:
@@ -123,7 +138,7 @@ async def run_async(session: "Session", argv: Argv, timeout: Optional[float],
         spawned.add_done_callback(functools.partial(_abandon, call))
         raise
     except BaseException:
-        call.free()
+        call.free_later(loop)
         raise
     try:
         call.watch(loop, timeout_ms)
@@ -134,7 +149,7 @@ async def run_async(session: "Session", argv: Argv, timeout: Optional[float],
         raise
     finally:
         call.unwatch_all()
-        call.free()
+        call.free_later(loop)  # not awaited: the result is the caller's now
 
 
 def _close_unwanted(opened: "asyncio.Future[Session]") -> None:
