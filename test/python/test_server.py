@@ -295,3 +295,22 @@ def test_non_utf8_folder_paths(tmp_path: Any) -> None:
     with pytest.raises(owsandbox.Error) as e:
         owsandbox.Session(folders=[{"path": b"relative/\xff", "access": "rw"}])
     assert e.value.code == owsandbox.Code.EINVAL and e.value.hint
+
+
+def test_task_cancelled_during_its_spawn_leaves_nothing(session: owsandbox.Session) -> None:
+    """The spawn runs in the executor: a task cancelled meanwhile has its
+    command killed once the spawn is done, and its handle freed."""
+    token = "owstest-spawncancel-" + secrets.token_hex(4)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(session.run_async(["sh", "-c", "sleep 300; : %s" % token]))
+        await asyncio.sleep(0)  # the spawn is handed to the executor
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        end = time.monotonic() + 3  # the spawn done, the command killed
+        while time.monotonic() < end:
+            await asyncio.sleep(0.05)
+    asyncio.run(main())
+    assert poll(lambda: not procs_with(token)), "the command of the cancelled task runs on"
+    assert session.run(["true"], timeout=30).ok
