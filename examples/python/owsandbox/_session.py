@@ -10,7 +10,7 @@ import os
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set,
+from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence,
                     Tuple, Union)
 
 from ._native import (OUTPUT_FN, EVENT_FN, Code, Error, RunOptions,
