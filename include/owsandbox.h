@@ -405,9 +405,17 @@ OWS_API int ows_session_spawn(ows_session *session, const char *const argv[],
  * Waits for the command to exit.  timeout_ms < 0 waits for ever; 0 polls.
  * Returns 1 and sets *exit_code (a signal N gives 128+N) when it has exited,
  * 0 when the timeout passed first, or a negative code.  After the session
- * closed: 1 with the exit it had (128+9 when the close killed it).
+ * closed: 1 with the exit it had (128+9 when the close killed it); shut
+ * down (ows_session_shutdown) and not yet closed, it still waits as before.
  */
 OWS_API int ows_proc_wait(ows_proc *proc, int timeout_ms, int *exit_code, ows_error *err);
+/*
+ * The signal that ended the command, once ows_proc_wait() told its exit: N
+ * where the exit code 128+N came from signal N (SIGKILL when the session's
+ * close or a timeout killed it), 0 where it exited (an exit(137) too), has
+ * not yet, or on Windows.
+ */
+OWS_API int ows_proc_signal(const ows_proc *proc);
 /*
  * Signals the command.  SIGKILL ends the call: under `landlock` and
  * `account`, the command and every process it started, daemons included

@@ -228,8 +228,10 @@ int ows__proc_enter(const ows_proc *p, ows_session **s, ows_error *err)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "proc is NULL");
 	ows__plat_global_lock();
 	bool live = set_has(&live_procs, p);
-	/* A session on its way out serves no new call: the proc is as good as detached. */
-	if (live && p->session && !p->session->closing) {
+	/* A session on its way out serves no new call: the proc is as good as detached.
+	 * Shut down (ows_session_shutdown) but not yet closing, it still tells its
+	 * procs' exits, so that a binding's wait returns what the shutdown killed. */
+	if (live && p->session && (!p->session->closing || p->session->shut)) {
 		*s = p->session;
 		(*s)->refs++;
 	}
@@ -239,14 +241,33 @@ int ows__proc_enter(const ows_proc *p, ows_session **s, ows_error *err)
 	return 0;
 }
 
-void ows__proc_set_exit(ows_proc *p, int code)
+static void set_exit(ows_proc *p, int code, int signo)
 {
 	ows__plat_global_lock();
 	if (!p->exited) {
 		p->exited = true;
 		p->exit_code = code;
+		p->exit_signal = signo;
 	}
 	ows__plat_global_unlock();
+}
+
+void ows__proc_set_exit(ows_proc *p, int code)
+{
+	set_exit(p, code, 0);
+}
+
+void ows__proc_set_killed(ows_proc *p, int signo)
+{
+	set_exit(p, 128 + signo, signo);
+}
+
+int ows_proc_signal(const ows_proc *p)
+{
+	ows__plat_global_lock();
+	int signo = p && p->exited ? p->exit_signal : 0;
+	ows__plat_global_unlock();
+	return signo;
 }
 
 bool ows__proc_get_exit(const ows_proc *p, int *code)

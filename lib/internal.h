@@ -269,6 +269,7 @@ struct ows_proc {
 				  the status channel from init, or the direct provider's pidfd */
 	bool exited;           /* with exit_code: set by ows__proc_set_exit() */
 	int exit_code;
+	int exit_signal;       /* the signal that ended it, or 0 (with exit_code) */
 	bool freed;            /* ows_proc_free() came while the session closed */
 	int64_t started_ms;    /* for the sites blocked while it ran */
 	int proxy_port;        /* allowlist: its own listener's port inside (47801-47899), or 0:
@@ -405,6 +406,8 @@ OWS__HIDDEN int ows__proc_register(ows_session *s, ows_proc *p, ows_error *err);
 OWS__HIDDEN int ows__proc_enter(const ows_proc *p, ows_session **s, ows_error *err);
 /* The first exit set wins; readable from any thread. */
 OWS__HIDDEN void ows__proc_set_exit(ows_proc *p, int code);
+/* The same, for a command a signal ended: exit code 128+signo. */
+OWS__HIDDEN void ows__proc_set_killed(ows_proc *p, int signo);
 OWS__HIDDEN bool ows__proc_get_exit(const ows_proc *p, int *code);
 /* Out of the live set; false when the caller must not free it (see handles.c). */
 OWS__HIDDEN bool ows__proc_unregister(ows_proc *p);

@@ -169,7 +169,12 @@ static void collect_exit(ows_proc *p)
 		while (n < 0 && errno == EINTR);
 	}
 	bool told = n == (ssize_t)sizeof(m) && m.type == OWS_MSG_EXITED;
-	ows__proc_set_exit(p, told ? m.code : 128 + SIGKILL);
+	if (!told)
+		ows__proc_set_killed(p, SIGKILL);
+	else if (m.err > 0)
+		ows__proc_set_killed(p, m.err);
+	else
+		ows__proc_set_exit(p, m.code);
 	/* ows_proc_fd stays readable from now on, whether or not the sender (the call's
 	 * reaper) has closed its end yet: it sends the exit, then closes. */
 	if (p->exit_fd >= 0)

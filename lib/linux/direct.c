@@ -171,7 +171,10 @@ int ows__direct_wait(ows_session *s, ows_proc *proc, int timeout_ms, ows_error *
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return ows__fail_sys(err, "waitpid", NULL, "cannot wait for the command");
-	ows__proc_set_exit(proc, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	if (WIFSIGNALED(st))
+		ows__proc_set_killed(proc, WTERMSIG(st));
+	else
+		ows__proc_set_exit(proc, WEXITSTATUS(st));
 	return 1;
 }
 

@@ -1181,6 +1181,7 @@ static void call_reaped(void *arg, pid_t pid, int st)
 		return;
 	struct ows__msg m = {.type = OWS_MSG_EXITED, .id = k->id};
 	m.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	m.err = WIFSIGNALED(st) ? WTERMSIG(st) : 0; /* tells 128+N from an exit(128+N) */
 	ows__init_send(k->status, &m, sizeof(m));
 	close(k->status);
 	k->status = -1;

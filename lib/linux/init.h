@@ -162,7 +162,7 @@ enum ows__msg_type {
 	/* init → host, on the command's status channel: */
 	OWS_MSG_STARTED = 12,    /* code = that port, with its listener (SCM_RIGHTS), or 0 */
 	OWS_MSG_SPAWN_FAIL = 13, /* err, stage in text */
-	OWS_MSG_EXITED = 14,     /* code */
+	OWS_MSG_EXITED = 14,     /* code; err = the signal that ended it, or 0 */
 };
 
 struct ows__msg {

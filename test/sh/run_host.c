@@ -140,6 +140,21 @@ static void test_exit_codes(void)
 		   r ? r->exit_code : -1);
 		ows_run_result_free(r);
 	}
+	/* 128+N from a signal, told from an exit(128+N): what a binding's -N needs. */
+	static const struct {
+		const char *script;
+		int code, signo;
+	} procs[] = {{"kill -TERM $$", 128 + SIGTERM, SIGTERM}, {"exit 143", 143, 0}};
+	for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]); i++) {
+		ows_proc *p = NULL;
+		int code = -1, wrc = -1;
+		if (ows_session_spawn(S, SH(procs[i].script), NULL, &p, NULL) == 0)
+			wrc = ows_proc_wait(p, 30000, &code, NULL);
+		ok(wrc == 1 && code == procs[i].code && ows_proc_signal(p) == procs[i].signo,
+		   "%s: exit %d, ows_proc_signal %d (got %d, %d)", procs[i].script, procs[i].code,
+		   procs[i].signo, code, p ? ows_proc_signal(p) : -1);
+		ows_proc_free(p);
+	}
 	ows_error e;
 	ows_error_clear(&e);
 	ows_run_result *r = (ows_run_result *)1;

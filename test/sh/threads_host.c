@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -469,6 +470,13 @@ static void test_shutdown_then_close(void)
 	report(spawned && src == 0 && returned, what);
 	if (!returned)
 		printf("# spawned %d, shutdown %d, wait %d, code %d\n", spawned, src, b.rc, b.code);
+	/* A binding's wait comes after the shutdown, as asyncio's does once the descriptor
+	 * turned readable: the exit is still told, not OWS_ESTATE, until the close. */
+	int late = -1, lrc = spawned ? ows_proc_wait(b.p, 5000, &late, NULL) : -1;
+	report(lrc == 1 && late == 137 && ows_proc_signal(b.p) == SIGKILL,
+	       "a wait begun after the shutdown: 1, killed (137, ows_proc_signal 9)");
+	if (lrc != 1 || late != 137)
+		printf("# late wait %d, code %d\n", lrc, late);
 	report(ows_session_shutdown(s, NULL) == 0, "a second shutdown: 0");
 	report(spawned && poll_readable(ows_proc_fd(b.p), 5000),
 	       "the command is ended by the shutdown, not only its wait (its descriptor readable)");

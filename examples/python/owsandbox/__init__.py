@@ -16,16 +16,18 @@ and the one thing to do about it.
 """
 from ._native import SONAME, Code, Error
 from ._native import lib as _lib
+from ._aio import open_async
+from ._proc import STDOUT, CommandNotFound
 from ._session import BlockedSite, RunResult, Session, Site, SiteCheck
 
 __version__ = "0.2.0"
 
 # Shown as owsandbox.Error in tracebacks, not as the private module's.
-for _cls in (Session, RunResult, BlockedSite, SiteCheck, Site, Error, Code):
+for _cls in (Session, RunResult, BlockedSite, SiteCheck, Site, Error, CommandNotFound, Code):
     _cls.__module__ = __name__
 del _cls
-__all__ = ["Session", "RunResult", "BlockedSite", "SiteCheck", "Site", "Error", "Code",
-           "library_path", "library_version", "SONAME"]
+__all__ = ["Session", "open_async", "RunResult", "BlockedSite", "SiteCheck", "Site", "Error",
+           "CommandNotFound", "Code", "STDOUT", "library_path", "library_version", "SONAME"]
 
 
 def library_path() -> str:

@@ -10,7 +10,7 @@ import os
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set,
+from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence,
                     Tuple, Union)
 
 from ._native import (OUTPUT_FN, EVENT_FN, Code, Error, RunOptions,
@@ -74,7 +74,9 @@ class Site:
 @dataclass(frozen=True)
 class RunResult:
     """What a command did: its exit status, its output (bytes, each capped),
-    whether the timeout killed it, and the sites refused to it."""
+    whether the timeout killed it, and the sites refused to it.  returncode
+    is subprocess's: -N when signal N ended it (a timeout's kill too: -9);
+    exit_status is the shell's: 128+N then, the exit code otherwise."""
 
     argv: List[str]
     returncode: int
@@ -86,6 +88,11 @@ class RunResult:
     wall_ms: int = 0
     blocked: List[BlockedSite] = field(default_factory=list)
     enforcement: str = ""
+    exit_status: int = -1  # set from returncode when not given
+
+    def __post_init__(self) -> None:
+        if self.exit_status == -1:
+            object.__setattr__(self, "exit_status", self.returncode)
 
     @property
     def text(self) -> str:
@@ -169,6 +176,53 @@ def _cwd(cwd: Optional[StrOrBytesPath]) -> Optional[bytes]:
     return None if cwd is None else _cstr(os.path.abspath(os.fspath(cwd)), "cwd")
 
 
+_ACCESS = {"ro": 1, "rw": 2}  # ows_access
+
+
+def _utf8(path: Any) -> Optional[str]:
+    """path as the text JSON can carry, or None when its bytes are not UTF-8
+    (then it goes to the library as bytes)."""
+    try:
+        return os.fsencode(path).decode("utf-8")
+    except (TypeError, UnicodeDecodeError):
+        return None
+
+
+def _lift_byte_paths(doc: Dict[str, Any]) -> Tuple[List[Tuple[bytes, int]], List[bytes]]:
+    """Takes the folders and toolchains whose paths JSON cannot carry
+    (bytes, os.PathLike, surrogate-escaped str that are not UTF-8: paths are
+    bytes on Linux) out of doc, for the policy's setters; the others stay,
+    as text, for the library's own checks and messages."""
+    folders: List[Tuple[bytes, int]] = []
+    toolchains: List[bytes] = []
+    if isinstance(doc.get("folders"), (list, tuple)):
+        kept = []
+        for f in doc["folders"]:
+            path = f.get("path") if isinstance(f, Mapping) else None
+            if isinstance(path, (str, bytes, os.PathLike)) and set(f) <= {"path", "access"}:
+                text = _utf8(path)
+                if text is None:
+                    access = f.get("access", "rw")
+                    if access not in _ACCESS:
+                        raise ValueError('folder access must be "rw" or "ro", not %r'
+                                         % (access,))
+                    folders.append((_cstr(path, "folder path"), _ACCESS[access]))
+                    continue
+                f = dict(f, path=text)
+            kept.append(f)
+        doc["folders"] = kept
+    if isinstance(doc.get("toolchains"), (list, tuple)):
+        kept = []
+        for t in doc["toolchains"]:
+            text = _utf8(t) if isinstance(t, (str, bytes, os.PathLike)) else t
+            if text is None:
+                toolchains.append(_cstr(t, "toolchain path"))
+            else:
+                kept.append(text)
+        doc["toolchains"] = kept
+    return folders, toolchains
+
+
 def _json_default(o: Any) -> Any:
     if isinstance(o, os.PathLike):
         return os.fspath(o)
@@ -193,8 +247,6 @@ class _Handle:
         self.idle = threading.Condition(self.lock)
         self.calls = 0
         self.local = threading.local()
-        # run_async calls waiting for an exit, woken when the session closes
-        self.waiters: Set[Tuple[asyncio.AbstractEventLoop, "asyncio.Future[int]"]] = set()
 
     @contextlib.contextmanager
     def use(self, where: str) -> Iterator[int]:
@@ -227,20 +279,12 @@ class _Handle:
             # Its commands end now, so that calls in flight on other threads return
             # (a run with no timeout too) before the pointer is freed.
             lib().fn("ows_session_shutdown")(ptr, None)
+        # run_async calls wait on their command's descriptor, which the
+        # shutdown made readable: they return what their command wrote.
         with self.lock:
             while ptr is not None and self.calls:
                 self.idle.wait()
-            waiters, self.waiters = self.waiters, set()
-        for loop, fut in waiters:
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nothing waits
-                loop.call_soon_threadsafe(_fail_closed, fut)
         return ptr
-
-
-def _fail_closed(fut: "asyncio.Future[int]") -> None:
-    if not fut.done():
-        fut.set_exception(Error(Code.ESTATE, "the session closed while the command ran",
-                                "Session.run_async", "close the session after its calls"))
 
 
 def _close_ptr(handle: _Handle, keep: List[Any]) -> None:
@@ -276,9 +320,10 @@ class Session:
                  **policy_keys: Any) -> None:
         doc = dict(policy or {})
         doc.update(policy_keys)
+        byte_folders, byte_toolchains = _lift_byte_paths(doc)
         self._keep: List[Any] = []  # what the library calls back into
-        ptr = self._open(json.dumps(doc, default=_json_default).encode(), config,
-                         events_path, on_event)
+        ptr = self._open(json.dumps(doc, default=_json_default).encode(), byte_folders,
+                         byte_toolchains, config, events_path, on_event)
         self._h = _Handle(ptr)
         L = lib()
         self.id: str = L.fn("ows_session_id")(ptr).decode()
@@ -290,7 +335,8 @@ class Session:
         # A session dropped without close() still ends its commands.
         self._finalizer = weakref.finalize(self, _close_ptr, self._h, self._keep)
 
-    def _open(self, policy_json: bytes, config: Optional[StrOrBytesPath],
+    def _open(self, policy_json: bytes, byte_folders: List[Tuple[bytes, int]],
+              byte_toolchains: List[bytes], config: Optional[StrOrBytesPath],
               events_path: Optional[StrOrBytesPath],
               on_event: Optional[Callable[[Dict[str, Any]], None]]) -> int:
         L = lib()
@@ -299,6 +345,10 @@ class Session:
         check(L.fn("ows_policy_from_json")(policy_json, len(policy_json), ctypes.byref(pol),
                                            ctypes.byref(err)), err)
         try:
+            for path, access in byte_folders:
+                check(L.fn("ows_policy_add_folder")(pol, path, access, ctypes.byref(err)), err)
+            for path in byte_toolchains:
+                check(L.fn("ows_policy_add_toolchain")(pol, path, ctypes.byref(err)), err)
             if config is not None:
                 check(L.fn("ows_config_load")(_cstr(config, "config"), ctypes.byref(cfg),
                                               ctypes.byref(err)), err)
@@ -341,6 +391,16 @@ class Session:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    async def aclose(self) -> None:
+        """close() for asyncio: it runs in the loop's default executor."""
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    async def __aenter__(self) -> "Session":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
     def __repr__(self) -> str:
         state = "closed" if self.closed else self.enforcement
         return "<owsandbox.Session %s %s %s>" % (self.id[:8], self.provider, state)
@@ -350,16 +410,51 @@ class Session:
     def run(self, argv: Argv, *, timeout: Optional[float] = None,
             input: Optional[Input] = None, cwd: Optional[StrOrBytesPath] = None,
             env: Optional[Mapping[StrOrBytesPath, StrOrBytesPath]] = None,
-            output_limit: Optional[int] = None,
+            stderr: Optional[int] = None, output_limit: Optional[int] = None,
+            output_keep: str = "head",
             on_output: Optional[Callable[[int, bytes], None]] = None) -> RunResult:
         """Runs argv in the session and waits for it, as subprocess.run with
-        capture_output: stdout and stderr come back as bytes (each capped at
-        output_limit, 1 MiB by default, with a truncated flag).  `timeout` in
-        seconds kills the command and all it started (timed_out is set: no
-        exception).  `input` is written to its stdin (else /dev/null), `env`
-        adds variables, `on_output(stream, data)` sees output as it comes
-        (1 stdout, 2 stderr).  A command that cannot start raises Error
-        (OWS_ESPAWN); any exit status is a result."""
+        capture_output: stdout and stderr come back as bytes, each capped at
+        output_limit (1 MiB by default) with a truncated flag; output_keep
+        "tail" keeps the last bytes instead of the first (a build log's end).
+        stderr=owsandbox.STDOUT makes one time-ordered stream of both, in
+        stdout.  `timeout` in seconds kills the command and all it started
+        (timed_out is set: no exception).  `input` is written to its stdin
+        (else /dev/null), `env` adds variables, `on_output(stream, data)` sees
+        output as it comes (1 stdout, 2 stderr), on this thread: what it
+        raises kills the command and comes out of run().  Ctrl-C
+        (KeyboardInterrupt) kills the command and what it started, as does
+        the session's close from another thread (run then returns what the
+        command wrote).  A missing command raises CommandNotFound (a
+        FileNotFoundError); another that cannot start Error (OWS_ESPAWN);
+        any exit status is a result."""
+        if os.name == "nt":  # no descriptor to wait on there: the library waits
+            return self._run_native(argv, timeout, input, cwd, env, stderr, output_limit,
+                                    output_keep, on_output)
+        from ._proc import STDOUT, Proc, check_output_options
+        args, envv, cwdb = _argv(argv), _envv(env), _cwd(cwd)
+        data, timeout_ms = _input_bytes(input), _timeout_ms(timeout)
+        limit = check_output_options(stderr, output_limit, output_keep)
+        call = Proc(self, limit, output_keep, stderr == STDOUT, on_output)
+        # Counted as a call throughout: close() ends the command and waits for this.
+        with self._h.use("Session.run"):
+            try:
+                call.spawn(args, envv, cwdb, data, "Session.run")
+                return call.result(args, call.wait(timeout_ms))
+            except BaseException:
+                call.kill()  # Ctrl-C, or on_output's exception: nothing left running
+                raise
+            finally:
+                call.free()
+
+    def _run_native(self, argv: Argv, timeout: Optional[float], input: Optional[Input],
+                    cwd: Optional[StrOrBytesPath],
+                    env: Optional[Mapping[StrOrBytesPath, StrOrBytesPath]],
+                    stderr: Optional[int], output_limit: Optional[int], output_keep: str,
+                    on_output: Optional[Callable[[int, bytes], None]]) -> RunResult:
+        """run() through ows_session_run (Windows): no merged stream, no tail."""
+        if stderr is not None or output_keep != "head":
+            raise ValueError("stderr and output_keep are not available on Windows")
         L = lib()
         args = _argv(argv)
         arr = _strv(args)
@@ -412,14 +507,18 @@ class Session:
     async def run_async(self, argv: Argv, *, timeout: Optional[float] = None,
                         input: Optional[Input] = None, cwd: Optional[StrOrBytesPath] = None,
                         env: Optional[Mapping[StrOrBytesPath, StrOrBytesPath]] = None,
-                        output_limit: Optional[int] = None,
+                        stderr: Optional[int] = None, output_limit: Optional[int] = None,
+                        output_keep: str = "head",
                         on_output: Optional[Callable[[int, bytes], None]] = None) -> RunResult:
-        """run() for asyncio: the event loop waits on the process's
-        descriptor (ows_proc_fd) and on its output pipes, with no thread.  A
-        timeout kills the command (timed_out); cancelling the task kills it
-        too, before CancelledError goes on.  on_output is called on the loop."""
+        """run() for asyncio, never blocking the loop: the spawn runs in the
+        loop's default executor, then the loop waits on the process's
+        descriptor (ows_proc_fd) and on its output pipes.  A timeout kills
+        the command (timed_out); cancelling the task kills it too, before
+        CancelledError goes on.  on_output is called on the loop; what it
+        raises kills the command and comes out of the await."""
         from ._aio import run_async
-        return await run_async(self, argv, timeout, input, cwd, env, output_limit, on_output)
+        return await run_async(self, argv, timeout, input, cwd, env, stderr, output_limit,
+                               output_keep, on_output)
 
     # -- sites
 
