@@ -18,7 +18,8 @@
 # test/attack/sockets.sh attacks; mercurial and direnv are the person's tools that the
 # guard's attacks run outside after a session (test/attack/tools.sh); npm fetches Zig, the macOS cross compiler
 # (scripts/macos-deps.sh): Debian's npm only where none is installed (a Node.js from
-# NodeSource brings its own, and Debian's npm would conflict with it).
+# NodeSource brings its own, and Debian's npm would conflict with it); debhelper, lintian and
+# debootstrap build the Debian package, check it and install it on a clean root (test/sh/deb.sh).
 # Run as root on Debian 12 or later.
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
@@ -31,7 +32,8 @@ TEST="acl iproute2 passwd util-linux procps apparmor openssh-client openssh-serv
 	zsh python3 python3-pip python3-pytest python3-venv python3-setuptools python3-wheel
 	python3-wheel-whl python3-yaml tmux netcat-openbsd clang libclang-rt-14-dev jq
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev
-	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file man-db groff-base mercurial direnv"
+	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file man-db groff-base mercurial direnv
+	debhelper lintian debootstrap"
 BENCH="bubblewrap firejail hyperfine tinyproxy haproxy"
 WANT=$BUILD
 for arg in "$@"; do

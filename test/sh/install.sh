@@ -168,6 +168,14 @@ make -s -C "$OWSTEST_ROOT" uninstall PREFIX="$mine/root" >/dev/null 2>&1
 not_ok "uninstall from that prefix removes owsbx" test -e "$mine/root/bin/owsbx"
 is "$(cat "$calls")" "" "and runs no apparmor_parser either"
 
+# mbedTLS linked dynamically (the Debian package's build, test/sh/deb.sh runs it); a typo is
+# refused before anything is built.
+out=$(make -s -n -C "$OWSTEST_ROOT" owsbx MBEDTLS_LINK=shared 2>&1)
+like "$out" "MBEDTLS_LINK=shared: write static or dynamic" "MBEDTLS_LINK takes static or dynamic, and says so"
+like "$(make -s -n -B -C "$OWSTEST_ROOT" owsbx MBEDTLS_LINK=dynamic)" \
+	"-Bstatic -ljansson -linih -Wl,-Bdynamic -lmbedtls -lmbedx509 -lmbedcrypto" \
+	"MBEDTLS_LINK=dynamic links jansson and inih in, mbedTLS shared"
+
 # Loaded into the running kernel, when it has AppArmor on: make install with no DESTDIR loads
 # the profile, the installed owsbx runs under it, uninstall unloads it. Everything under a
 # temporary prefix and profile folder, with a profile name of its own.
