@@ -61,13 +61,6 @@ CLI_LIBS = -Wl,-Bstatic -ljansson -linih -Wl,-Bdynamic $(MBEDTLS_LIBS)
 else
 $(error MBEDTLS_LINK=$(MBEDTLS_LINK): write static or dynamic)
 endif
-# Where the account provider looks for its launcher when [account] launcher is not set:
-# empty keeps the library's default, /usr/local/libexec/owsandbox/owsbx-launch (a
-# package installing under /usr sets it to its own).
-LAUNCHER_PATH ?=
-ifneq ($(LAUNCHER_PATH),)
-CPPFLAGS += -DOWS_DEFAULT_LAUNCHER='"$(LAUNCHER_PATH)"'
-endif
 # install -s: owsbx installed stripped.  Empty for a packager whose tools strip (and keep
 # the debug symbols apart): the Debian package.
 INSTALL_STRIP ?= -s

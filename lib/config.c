@@ -322,11 +322,6 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 	return 0;
 }
 
-/* A package installing the launcher elsewhere builds with its path (make LAUNCHER_PATH=). */
-#ifndef OWS_DEFAULT_LAUNCHER
-#define OWS_DEFAULT_LAUNCHER "/usr/local/libexec/owsandbox/owsbx-launch"
-#endif
-
 int ows__config_defaults(ows_config *c, ows_error *err)
 {
 	memset(c, 0, sizeof(*c));
@@ -337,7 +332,7 @@ int ows__config_defaults(ows_config *c, ows_error *err)
 	    !(c->closed_user = ows__strdup("owsandbox-closed", err)) ||
 	    !(c->open_user = ows__strdup("owsandbox-open", err)) ||
 	    !(c->group = ows__strdup("owsandbox", err)) ||
-	    !(c->launcher = ows__strdup(OWS_DEFAULT_LAUNCHER, err)) ||
+	    !(c->launcher = ows__strdup("/usr/local/libexec/owsandbox/owsbx-launch", err)) ||
 	    !(c->nft_table = ows__strdup("owsandbox", err)))
 		return OWS_ENOMEM;
 	return 0;
