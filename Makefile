@@ -243,9 +243,11 @@ install: all shared
 	    -e 's|@LIBS@|$(DEP_LIBS)|' owsandbox.pc.in > $(DESTDIR)$(PCDIR)/owsandbox.pc
 	chmod 0644 $(DESTDIR)$(PCDIR)/owsandbox.pc
 	@if [ -n "$(system_prefix)" ] && [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
-	# Not setuid here: `owsbx machine sandbox setup` installs it root:group 4750.
-	install -d $(DESTDIR)$(PREFIX)/libexec/owsandbox
-	install -m 0755 owsbx-launch $(DESTDIR)$(PREFIX)/libexec/owsandbox/
+	# Not setuid, and not at the launcher path (/usr/local/libexec/owsandbox/ unless the
+	# config says otherwise): `owsbx machine sandbox setup` copies it there root:group 4750,
+	# a file of its own that no reinstall or package upgrade replaces.
+	install -d $(DESTDIR)$(PREFIX)/lib/owsandbox
+	install -m 0755 owsbx-launch $(DESTDIR)$(PREFIX)/lib/owsandbox/
 ifneq ($(APPARMOR_DIR),)
 	$(APPARMOR) install ./owsbx $(BINDIR)/owsbx $(APPARMOR_DIR)/$(APPARMOR_NAME)
 else
@@ -261,7 +263,7 @@ endif
 	      $(DESTDIR)$(LIBDIR)/$(SHARED_FILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	      $(DESTDIR)$(LIBDIR)/libowsandbox.so $(DESTDIR)$(MANDIR)/man1/owsbx.1 \
 	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(BINDIR)/owsbx-linux-$(RUNNER_ARCH) \
-	      $(DESTDIR)$(PCDIR)/owsandbox.pc $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch \
+	      $(DESTDIR)$(PCDIR)/owsandbox.pc $(DESTDIR)$(PREFIX)/lib/owsandbox/owsbx-launch \
 	      $(DESTDIR)$(BASHCOMPDIR)/owsbx $(DESTDIR)$(ZSHCOMPDIR)/_owsbx
 
 clean:

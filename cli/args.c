@@ -71,7 +71,7 @@ static const owsbx_option setup_options[] = {
 	 "SUDO_USER, else the caller)"},
 	{"--launcher-source", NULL, "FILE",
 	 "the built owsbx-launch to install setuid (default: the one beside this owsbx, "
-	 "else ../libexec/owsandbox/owsbx-launch from it, where make install puts it)"},
+	 "else ../lib/owsandbox/owsbx-launch from it, where make install puts it)"},
 	{"--yes", "-y", NULL, "apply the plan without asking"},
 	CONFIG_OPTION,
 	{NULL, NULL, NULL, NULL},

@@ -453,7 +453,7 @@ static int cmd_credentials(owsbx_args *a, ows_config *config)
 }
 
 /* The launcher setup installs setuid: the one beside this owsbx (the build tree), else the
- * one make install and the Debian package put in PREFIX/libexec/owsandbox/ beside
+ * one make install and the Debian package put in PREFIX/lib/owsandbox/ beside
  * PREFIX/bin/owsbx. That one is a plain file its package may replace: setup copies it to the
  * launcher path (/usr/local/libexec/owsandbox/owsbx-launch by default), its own. */
 static char *default_launcher_source(void)
@@ -461,7 +461,7 @@ static char *default_launcher_source(void)
 	char *s = owsbx_os_beside_self("owsbx-launch");
 #ifndef _WIN32
 	if (!s) {
-		char *up = owsbx_os_beside_self("../libexec/owsandbox/owsbx-launch");
+		char *up = owsbx_os_beside_self("../lib/owsandbox/owsbx-launch");
 		s = up ? realpath(up, NULL) : NULL;
 		free(up);
 	}

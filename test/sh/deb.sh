@@ -85,11 +85,11 @@ ok "owsbx is on the PATH there" test -x "$root/usr/bin/owsbx"
 ok "the man page is installed" test -f "$root/usr/share/man/man1/owsbx.1.gz"
 ok "the bash completion" test -f "$root/usr/share/bash-completion/completions/owsbx"
 ok "the zsh completion" test -f "$root/usr/share/zsh/vendor-completions/_owsbx"
-is "$(stat -c %a "$root/usr/libexec/owsandbox/owsbx-launch")" 755 "the launcher, not setuid (setup copies it)"
+is "$(stat -c %a "$root/usr/lib/owsandbox/owsbx-launch")" 755 "the launcher, not setuid (setup copies it)"
 # The account provider's setup takes the package's launcher as the one to copy setuid to its
 # own path (the package's file stays a plain one dpkg may replace). Not answered: no change.
 out=$(inroot owsbx machine sandbox setup </dev/null 2>&1)
-like "$out" "install /usr/libexec/owsandbox/owsbx-launch as /usr/local/libexec/owsandbox/owsbx-launch" \
+like "$out" "install /usr/lib/owsandbox/owsbx-launch as /usr/local/libexec/owsandbox/owsbx-launch" \
 	"machine setup would copy the package's launcher setuid to the launcher path"
 not_ok "and, not answered, installs nothing" test -e "$root/usr/local/libexec/owsandbox/owsbx-launch"
 needed=$(readelf -d "$root/usr/bin/owsbx" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
@@ -112,10 +112,34 @@ like "$out" "exit [1-9]" "and the command's failure is the exit status"
 report=$(inroot runuser -l owstest_deb -c 'owsbx report' 2>&1)
 like "$report" "landlock" "owsbx report runs there"
 
+# The AppArmor profile: none from the postinst with no parser (as in most containers) or
+# AppArmor 3 (Debian 12, which cannot parse the userns rule); with AppArmor 4's parser (Debian
+# 13's, unpacked by test/helpers/apparmor4.sh, copied into the root at its own path) the
+# postinst writes /etc/apparmor.d/owsbx for /usr/bin/owsbx. This kernel may have AppArmor off:
+# loading is test/sh/install.sh's.
+not_ok "no AppArmor parser: the postinst writes no profile" test -e "$root/etc/apparmor.d/owsbx"
+if ! parser=$("$OWSTEST_DIR/helpers/apparmor4.sh" 2>"$work/aa4.err"); then
+	skip "no AppArmor 4 parser: $(tail -1 "$work/aa4.err")" 5
+else
+	aa=$(dirname "$parser")
+	mkdir -p "$root$aa"
+	cp -a "$aa/." "$root$aa/"
+	ln -sf "$parser" "$root/usr/sbin/apparmor_parser"
+	out=$(inroot dpkg-reconfigure owsandbox 2>&1)
+	like "$out" "apparmor: /etc/apparmor.d/owsbx: /usr/bin/owsbx may create user namespaces" \
+		"AppArmor 4: the postinst writes the profile"
+	like "$(cat "$root/etc/apparmor.d/owsbx" 2>&1)" "profile owsbx /usr/bin/owsbx flags=\(unconfined\)" \
+		"for the installed owsbx"
+	ok "and it parses" inroot apparmor_parser -Q -K /etc/apparmor.d/owsbx
+	quiet() { "$@" >/dev/null 2>&1; }
+	ok "removing owsandbox succeeds" quiet inroot dpkg --remove owsandbox
+	not_ok "and removes the profile (prerm)" test -e "$root/etc/apparmor.d/owsbx"
+fi
+
 # Purge: the files go, and the profile where the postinst wrote one.
 inroot dpkg --purge owsandbox libowsandbox0.2 >"$work/purge.log" 2>&1
 not_ok "dpkg --purge removes owsbx" test -e "$root/usr/bin/owsbx"
-not_ok "... the launcher" test -e "$root/usr/libexec/owsandbox/owsbx-launch"
+not_ok "... the launcher" test -e "$root/usr/lib/owsandbox/owsbx-launch"
 not_ok "... the library" test -e "$root/usr/lib/$ma/libowsandbox.so.0.2"
 not_ok "... and any AppArmor profile" test -e "$root/etc/apparmor.d/owsbx"
 done_testing

@@ -20,6 +20,10 @@ for f in lib/libowsandbox.a "lib/libowsandbox.so.$version" include/owsandbox.h b
 	ok "installed $f" test -f "$dest$prefix/$f"
 done
 is "$(stat -c %a "$dest$prefix/bin/owsbx")" "755" "owsbx is executable"
+# The launcher as setup's source (cli/main.c looks for it from bin/), not at the launcher path:
+# setup's setuid copy there is its own, which no reinstall replaces.
+is "$(stat -c %a "$dest$prefix/lib/owsandbox/owsbx-launch")" "755" "the launcher is installed in lib/owsandbox/, not setuid"
+not_ok "and not at the launcher path (setup's)" test -e "$dest$prefix/libexec/owsandbox/owsbx-launch"
 not_ok "owsbx is installed stripped" sh -c "readelf -S '$dest$prefix/bin/owsbx' | grep -q '\.symtab'"
 # The completion scripts, printed by the installed owsbx from its own tables.
 bc=$dest$prefix/share/bash-completion/completions/owsbx zc=$dest$prefix/share/zsh/vendor-completions/_owsbx
@@ -78,6 +82,7 @@ like "$out" '"passed":true' "after a proof that passed"
 make -s -C "$OWSTEST_ROOT" uninstall PREFIX=$prefix DESTDIR="$dest"
 not_ok "uninstall removes owsbx" test -e "$dest$prefix/bin/owsbx"
 not_ok "... and the tool runner" test -e "$dest$prefix/$runner"
+not_ok "... and the launcher" test -e "$dest$prefix/lib/owsandbox/owsbx-launch"
 left=$(find "$dest$prefix" -name 'libowsandbox*' -o -name 'owsbx.1' -o -name owsandbox.h -o -name owsandbox.pc)
 is "$left" "" "and the libraries, links, header, page and pkg-config file"
 
