@@ -119,13 +119,18 @@ like "$report" "landlock" "owsbx report runs there"
 # loading is test/sh/install.sh's.
 not_ok "no AppArmor parser: the postinst writes no profile" test -e "$root/etc/apparmor.d/owsbx"
 if ! parser=$("$OWSTEST_DIR/helpers/apparmor4.sh" 2>"$work/aa4.err"); then
-	skip "no AppArmor 4 parser: $(tail -1 "$work/aa4.err")" 5
+	skip "no AppArmor 4 parser: $(tail -1 "$work/aa4.err")" 6
 else
 	aa=$(dirname "$parser")
 	mkdir -p "$root$aa"
 	cp -a "$aa/." "$root$aa/"
 	ln -sf "$parser" "$root/usr/sbin/apparmor_parser"
+	mkdir -p "$root/usr/local/libexec/owsandbox" # setup's launcher from an older package
+	echo old >"$root/usr/local/libexec/owsandbox/owsbx-launch"
 	out=$(inroot dpkg-reconfigure owsandbox 2>&1)
+	like "$out" "owsbx-launch is not this package's launcher: run sudo owsbx machine sandbox setup" \
+		"the postinst says when setup's launcher is older than the package's"
+	rm -r "$root/usr/local/libexec/owsandbox"
 	like "$out" "apparmor: /etc/apparmor.d/owsbx: /usr/bin/owsbx may create user namespaces" \
 		"AppArmor 4: the postinst writes the profile"
 	like "$(cat "$root/etc/apparmor.d/owsbx" 2>&1)" "profile owsbx /usr/bin/owsbx flags=\(unconfined\)" \
