@@ -75,8 +75,12 @@ inroot() {
 		rmdir /.oldroot && exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"' \
 		sh "$root" "$@"
 }
-if ! inroot apt-get install -y -q --no-install-recommends "/debs/${debs[0]##*/}" \
-	"/debs/${debs[1]##*/}" curl nftables >"$work/apt.log" 2>&1; then
+install_debs() {
+	inroot apt-get install -y -q --no-install-recommends "/debs/${debs[0]##*/}" \
+		"/debs/${debs[1]##*/}" curl nftables >>"$work/apt.log" 2>&1
+}
+# This machine's lists may name versions the mirror has dropped since: then fetch them anew.
+if ! install_debs && ! { inroot apt-get update -q >>"$work/apt.log" 2>&1 && install_debs; }; then
 	fail "apt installs the packages in the clean root" "$(tail -15 "$work/apt.log")"
 	done_testing
 fi
