@@ -26,8 +26,14 @@ MANDIR  ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
 DESTDIR ?=
+# The prefixes of a system-wide install: only there does make install write outside PREFIX
+# (the AppArmor profile in /etc, ldconfig's cache). Any other PREFIX, a person's own
+# (~/.local, /tmp/x), gets its files and nothing else.
+SYSTEM_PREFIXES ?= /usr /usr/local
+system_prefix = $(filter $(SYSTEM_PREFIXES),$(patsubst %/,%,$(PREFIX)))
 # Ubuntu's AppArmor withholds user namespaces from programs no profile names (scripts/apparmor.sh).
-APPARMOR_DIR ?= /etc/apparmor.d
+# Empty: no profile (the default outside the system prefixes; set it to install one anyway).
+APPARMOR_DIR ?= $(if $(system_prefix),/etc/apparmor.d)
 APPARMOR_NAME ?= owsbx
 APPARMOR_PARSER ?= apparmor_parser
 APPARMOR = DESTDIR='$(DESTDIR)' APPARMOR_PARSER='$(APPARMOR_PARSER)' scripts/apparmor.sh
@@ -43,10 +49,23 @@ ALL_CFLAGS = -std=c11 $(WARN) $(HARDEN) -fvisibility=hidden $(CFLAGS)
 
 # The platform back end is a folder with the same file names per OS.
 OS      ?= linux
-DEP_LIBS = -ljansson -linih -lmbedtls -lmbedx509 -lmbedcrypto
+MBEDTLS_LIBS = -lmbedtls -lmbedx509 -lmbedcrypto
+DEP_LIBS = -ljansson -linih $(MBEDTLS_LIBS)
 # owsbx links its dependencies statically: one file to install, and no
-# dynamic loading on the path of every sandboxed command.
+# dynamic loading on the path of every sandboxed command.  MBEDTLS_LINK=dynamic
+# links mbedTLS as a shared library instead, so that the distribution's security
+# updates reach owsbx without a rebuild (the Debian package does).
+MBEDTLS_LINK ?= static
+ifeq ($(MBEDTLS_LINK),static)
 CLI_LIBS = -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic
+else ifeq ($(MBEDTLS_LINK),dynamic)
+CLI_LIBS = -Wl,-Bstatic -ljansson -linih -Wl,-Bdynamic $(MBEDTLS_LIBS)
+else
+$(error MBEDTLS_LINK=$(MBEDTLS_LINK): write static or dynamic)
+endif
+# install -s: owsbx installed stripped.  Empty for a packager whose tools strip (and keep
+# the debug symbols apart): the Debian package.
+INSTALL_STRIP ?= -s
 
 # lib/openshell/ is plain POSIX: the Linux and the macOS library build it alike.
 LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/$(OS)/*.c) $(wildcard lib/openshell/*.c))
@@ -264,7 +283,7 @@ install: all shared
 	ln -sf $(SHARED_FILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libowsandbox.so
 	install -m 0644 include/owsandbox.h $(DESTDIR)$(INCDIR)/
-	install -m 0755 -s owsbx $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(INSTALL_STRIP) owsbx $(DESTDIR)$(BINDIR)/
 	install -m 0755 owsbx-linux-$(RUNNER_ARCH) $(DESTDIR)$(BINDIR)/
 	install -m 0644 cli/owsbx.1 $(DESTDIR)$(MANDIR)/man1/
 	./owsbx completion bash > $(DESTDIR)$(BASHCOMPDIR)/owsbx
@@ -274,19 +293,28 @@ install: all shared
 	    -e 's|@VERSION@|$(VERSION)|' -e 's|@SONAME@|$(SONAME)|' \
 	    -e 's|@LIBS@|$(DEP_LIBS)|' owsandbox.pc.in > $(DESTDIR)$(PCDIR)/owsandbox.pc
 	chmod 0644 $(DESTDIR)$(PCDIR)/owsandbox.pc
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
-	# Not setuid here: `owsbx machine sandbox setup` installs it root:group 4750.
-	install -d $(DESTDIR)$(PREFIX)/libexec/owsandbox
-	install -m 0755 owsbx-launch $(DESTDIR)$(PREFIX)/libexec/owsandbox/
+	@if [ -n "$(system_prefix)" ] && [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	# Not setuid, and not at the launcher path (/usr/local/libexec/owsandbox/ unless the
+	# config says otherwise): `owsbx machine sandbox setup` copies it there root:group 4750,
+	# a file of its own that no reinstall or package upgrade replaces.
+	install -d $(DESTDIR)$(PREFIX)/lib/owsandbox
+	install -m 0755 owsbx-launch $(DESTDIR)$(PREFIX)/lib/owsandbox/
+ifneq ($(APPARMOR_DIR),)
 	$(APPARMOR) install ./owsbx $(BINDIR)/owsbx $(APPARMOR_DIR)/$(APPARMOR_NAME)
+else
+	@echo "apparmor: no profile installed ($(if $(system_prefix),APPARMOR_DIR is empty,$(PREFIX)" \
+	      "is not a system prefix: $(SYSTEM_PREFIXES))); APPARMOR_DIR=/etc/apparmor.d installs one"
+endif
 
 uninstall:
+ifneq ($(APPARMOR_DIR),)
 	$(APPARMOR) uninstall ./owsbx $(BINDIR)/owsbx $(APPARMOR_DIR)/$(APPARMOR_NAME)
+endif
 	rm -f $(DESTDIR)$(LIBDIR)/libowsandbox.a $(DESTDIR)$(INCDIR)/owsandbox.h \
 	      $(DESTDIR)$(LIBDIR)/$(SHARED_FILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	      $(DESTDIR)$(LIBDIR)/libowsandbox.so $(DESTDIR)$(MANDIR)/man1/owsbx.1 \
 	      $(DESTDIR)$(BINDIR)/owsbx $(DESTDIR)$(BINDIR)/owsbx-linux-$(RUNNER_ARCH) \
-	      $(DESTDIR)$(PCDIR)/owsandbox.pc $(DESTDIR)$(PREFIX)/libexec/owsandbox/owsbx-launch \
+	      $(DESTDIR)$(PCDIR)/owsandbox.pc $(DESTDIR)$(PREFIX)/lib/owsandbox/owsbx-launch \
 	      $(DESTDIR)$(BASHCOMPDIR)/owsbx $(DESTDIR)$(ZSHCOMPDIR)/_owsbx
 
 clean:

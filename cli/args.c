@@ -70,7 +70,8 @@ static const owsbx_option setup_options[] = {
 	 "the person added to the sandbox group, who may then start sandboxes (default: "
 	 "SUDO_USER, else the caller)"},
 	{"--launcher-source", NULL, "FILE",
-	 "the built owsbx-launch to install setuid (default: the one beside this owsbx)"},
+	 "the built owsbx-launch to install setuid (default: the one beside this owsbx, "
+	 "else ../lib/owsandbox/owsbx-launch from it, where make install puts it)"},
 	{"--yes", "-y", NULL, "apply the plan without asking"},
 	CONFIG_OPTION,
 	{NULL, NULL, NULL, NULL},

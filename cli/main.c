@@ -453,6 +453,23 @@ static int cmd_credentials(owsbx_args *a, ows_config *config)
 	return 0;
 }
 
+/* The launcher setup installs setuid: the one beside this owsbx (the build tree), else the
+ * one make install and the Debian package put in PREFIX/lib/owsandbox/ beside
+ * PREFIX/bin/owsbx. That one is a plain file its package may replace: setup copies it to the
+ * launcher path (/usr/local/libexec/owsandbox/owsbx-launch by default), its own. */
+static char *default_launcher_source(void)
+{
+	char *s = owsbx_os_beside_self("owsbx-launch");
+#ifndef _WIN32
+	if (!s) {
+		char *up = owsbx_os_beside_self("../lib/owsandbox/owsbx-launch");
+		s = up ? realpath(up, NULL) : NULL;
+		free(up);
+	}
+#endif
+	return s;
+}
+
 static int cmd_machine(owsbx_args *a, ows_config *config)
 {
 	ows_error err;
@@ -462,7 +479,7 @@ static int cmd_machine(owsbx_args *a, ows_config *config)
 	ows_setup_options_init(&so);
 	so.for_user = a->for_user;
 	so.progress = on_progress;
-	char *source = a->launcher_source ? NULL : owsbx_os_beside_self("owsbx-launch");
+	char *source = a->launcher_source ? NULL : default_launcher_source();
 	so.launcher_source = a->launcher_source ? a->launcher_source : source;
 	const char *v = a->machine_verb;
 	if (strcmp(v, "setup") == 0) {

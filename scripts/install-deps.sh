@@ -23,7 +23,8 @@
 # arm64 (multiarch: the arm64 architecture is added to dpkg) cross-build OpenShell's aarch64
 # runner, and qemu-user runs it (test/sh/runner_cross.sh): about 75 MB to fetch, 320 MB
 # installed, against wine's and mingw-w64's far more; podman and runc run owsbx in a
-# container as a CI job would (test/sh/container.sh).
+# container as a CI job would (test/sh/container.sh); debhelper, lintian and debootstrap
+# build the Debian package, check it and install it on a clean root (test/sh/deb.sh).
 # Run as root on Debian 12 or later.
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
@@ -37,7 +38,7 @@ TEST="acl iproute2 passwd util-linux procps apparmor openssh-client openssh-serv
 	python3-wheel-whl python3-yaml tmux netcat-openbsd clang libclang-rt-14-dev jq
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev
 	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file man-db groff-base mercurial direnv
-	podman runc"
+	podman runc debhelper lintian debootstrap"
 BENCH="bubblewrap firejail hyperfine tinyproxy haproxy"
 WANT=$BUILD
 for arg in "$@"; do

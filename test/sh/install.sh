@@ -20,6 +20,10 @@ for f in lib/libowsandbox.a "lib/libowsandbox.so.$version" include/owsandbox.h b
 	ok "installed $f" test -f "$dest$prefix/$f"
 done
 is "$(stat -c %a "$dest$prefix/bin/owsbx")" "755" "owsbx is executable"
+# The launcher as setup's source (cli/main.c looks for it from bin/), not at the launcher path:
+# setup's setuid copy there is its own, which no reinstall replaces.
+is "$(stat -c %a "$dest$prefix/lib/owsandbox/owsbx-launch")" "755" "the launcher is installed in lib/owsandbox/, not setuid"
+not_ok "and not at the launcher path (setup's)" test -e "$dest$prefix/libexec/owsandbox/owsbx-launch"
 not_ok "owsbx is installed stripped" sh -c "readelf -S '$dest$prefix/bin/owsbx' | grep -q '\.symtab'"
 # The completion scripts, printed by the installed owsbx from its own tables.
 bc=$dest$prefix/share/bash-completion/completions/owsbx zc=$dest$prefix/share/zsh/vendor-completions/_owsbx
@@ -78,6 +82,7 @@ like "$out" '"passed":true' "after a proof that passed"
 make -s -C "$OWSTEST_ROOT" uninstall PREFIX=$prefix DESTDIR="$dest"
 not_ok "uninstall removes owsbx" test -e "$dest$prefix/bin/owsbx"
 not_ok "... and the tool runner" test -e "$dest$prefix/$runner"
+not_ok "... and the launcher" test -e "$dest$prefix/lib/owsandbox/owsbx-launch"
 left=$(find "$dest$prefix" -name 'libowsandbox*' -o -name 'owsbx.1' -o -name owsandbox.h -o -name owsandbox.pc)
 is "$left" "" "and the libraries, links, header, page and pkg-config file"
 
@@ -86,7 +91,7 @@ is "$left" "" "and the libraries, links, header, page and pkg-config file"
 # restriction: its parser cannot read the profile, so none is installed there.
 export PATH=$PATH:/usr/sbin:/sbin
 profile=$dest/etc/apparmor.d/owstest-owsbx
-aa=(APPARMOR_NAME=owstest-owsbx)
+aa=(APPARMOR_NAME=owstest-owsbx APPARMOR_DIR=/etc/apparmor.d) # /opt is no system prefix: asked for
 sys_parser=$(command -v apparmor_parser || true)
 sys_major=$([ -n "$sys_parser" ] && "$sys_parser" --version | sed -n '1s/.*version \([0-9]*\).*/\1/p')
 if [ -n "$sys_parser" ] && [ "${sys_major:-0}" -lt 4 ]; then
@@ -125,6 +130,57 @@ else
 		cmp -s "$dest/golden" "$OWSTEST_ROOT/test/golden/apparmor_owsbx.profile"
 fi
 
+# A prefix of one's own writes nothing outside it: the AppArmor profile (in /etc) and
+# ldconfig's cache are for the system prefixes, /usr and /usr/local. ldconfig and
+# apparmor_parser are stand-ins first on the PATH that log their calls (the parser claims
+# AppArmor 4, so that a profile would be written if install meant to): the real ones would
+# be the only writers outside, and other helpers' apt runs change ld.so.cache meanwhile.
+fake=$(mktemp -d /tmp/owstest-fakebin.XXXXXX)
+calls=$fake/calls
+: >"$calls"
+chmod 755 "$fake" && chmod 666 "$calls"
+for t in ldconfig apparmor_parser; do
+	printf '#!/bin/sh\necho "%s $*" >>%s\necho "AppArmor parser version 4.0.1"\n' "$t" "$calls" >"$fake/$t"
+	chmod 755 "$fake/$t"
+done
+mine=$(mktemp -d /tmp/owstest-prefix.XXXXXX)
+aaname=owstest-mine-$(rand_hex 4)
+trap 'rm -rf "$dest" "$fake" "$mine" "/etc/apparmor.d/$aaname"' EXIT
+chown nobody "$mine"
+person() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+	env -i HOME=/nonexistent PATH="$fake:/usr/bin:/bin" "$@"; }
+out=$(person make -s -C "$OWSTEST_ROOT" install PREFIX="$mine/p" APPARMOR_NAME="$aaname" 2>&1)
+rc=$?
+[ $rc = 0 ] || diag "$out"
+is "$rc" 0 "an ordinary user installs into a prefix of their own"
+ok "owsbx lands there" test -x "$mine/p/bin/owsbx"
+ok "and the library" test -f "$mine/p/lib/libowsandbox.so.$version"
+not_ok "owsbx is installed stripped" sh -c "readelf -S '$mine/p/bin/owsbx' | grep -q '\.symtab'"
+like "$out" "apparmor: no profile installed \($mine/p is not a system prefix" "make install says why no profile"
+is "$(cat "$calls")" "" "neither ldconfig nor apparmor_parser runs"
+is "$(find "$mine" ! -user nobody)" "" "everything in the prefix is the person's"
+out=$(PATH="$fake:$PATH" make -s -C "$OWSTEST_ROOT" install PREFIX="$mine/root" APPARMOR_NAME="$aaname" 2>&1)
+rc=$?
+[ $rc = 0 ] || diag "$out"
+is "$rc" 0 "root installs into a prefix that is no system one"
+is "$(cat "$calls")" "" "and runs neither ldconfig nor apparmor_parser"
+not_ok "nor writes a profile in /etc/apparmor.d" test -e "/etc/apparmor.d/$aaname"
+dry=$(make -s -n -C "$OWSTEST_ROOT" install PREFIX=/usr/local APPARMOR_NAME="$aaname")
+like "$dry" "apparmor\.sh install .* /usr/local/bin/owsbx /etc/apparmor\.d/$aaname" \
+	"PREFIX=/usr/local is a system prefix: install would write the profile (make -n)"
+like "$dry" "ldconfig" "and run ldconfig"
+make -s -C "$OWSTEST_ROOT" uninstall PREFIX="$mine/root" >/dev/null 2>&1
+not_ok "uninstall from that prefix removes owsbx" test -e "$mine/root/bin/owsbx"
+is "$(cat "$calls")" "" "and runs no apparmor_parser either"
+
+# mbedTLS linked dynamically (the Debian package's build, test/sh/deb.sh runs it); a typo is
+# refused before anything is built.
+out=$(make -s -n -C "$OWSTEST_ROOT" owsbx MBEDTLS_LINK=shared 2>&1)
+like "$out" "MBEDTLS_LINK=shared: write static or dynamic" "MBEDTLS_LINK takes static or dynamic, and says so"
+like "$(make -s -n -B -C "$OWSTEST_ROOT" owsbx MBEDTLS_LINK=dynamic)" \
+	"-Bstatic -ljansson -linih -Wl,-Bdynamic -lmbedtls -lmbedx509 -lmbedcrypto" \
+	"MBEDTLS_LINK=dynamic links jansson and inih in, mbedTLS shared"
+
 # Loaded into the running kernel, when it has AppArmor on: make install with no DESTDIR loads
 # the profile, the installed owsbx runs under it, uninstall unloads it. Everything under a
 # temporary prefix and profile folder, with a profile name of its own.
@@ -137,7 +193,7 @@ else
 	live=$(mktemp -d /tmp/owstest-aalive.XXXXXX)
 	chmod 755 "$live"
 	name=owstest-owsbx-$(rand_hex 4)
-	trap 'echo -n "$name" >/sys/kernel/security/apparmor/.remove 2>/dev/null; rm -rf "$dest" "$live"' EXIT
+	trap 'echo -n "$name" >/sys/kernel/security/apparmor/.remove 2>/dev/null; rm -rf "$dest" "$live" "$fake" "$mine"' EXIT
 	live_aa=(PREFIX="$live" APPARMOR_DIR="$live/apparmor.d" APPARMOR_NAME="$name" APPARMOR_PARSER="$parser")
 	out=$(make -s -C "$OWSTEST_ROOT" install "${live_aa[@]}" 2>&1)
 	like "$out" "loaded profile $name" "make install loads the profile"
