@@ -41,18 +41,28 @@
 	 "else the config's [landlock] root_runs_as, nobody); never root"},                      \
 	{"--config", NULL, "FILE", "read the machine's config from FILE, not " OWS_CONFIG_DEFAULT_PATH}
 
+#define VERBOSE_OPTION                                                                         \
+	{"--verbose", "-v", NULL,                                                                \
+	 "print on stderr what the wall is built from before it is: provider and why, network "  \
+	 "plan and sites, folders, masks, guard, shared files, limits (also OWSBX_DEBUG=1)"}
+
 #define CONFIG_OPTION {"--config", NULL, "FILE", "read the machine's config from FILE, not " OWS_CONFIG_DEFAULT_PATH}
 
 static const owsbx_option run_options[] = {
 	POLICY_OPTIONS,
 	{"--events", NULL, "FILE", "append the session's events (open, proof, spawn, exit, close) "
 				   "to FILE as JSON lines"},
+	VERBOSE_OPTION,
+	{"--dry-run", "-n", NULL,
+	 "print the plan as --verbose does and run nothing: no session is opened and nothing "
+	 "on the machine changes (CMD may be left out)"},
 	{NULL, NULL, NULL, NULL},
 };
 
 static const owsbx_option verify_options[] = {
 	POLICY_OPTIONS,
 	{"--json", NULL, NULL, "print the report on one line, not indented"},
+	VERBOSE_OPTION,
 	{NULL, NULL, NULL, NULL},
 };
 
@@ -303,7 +313,8 @@ void owsbx_usage(FILE *out)
 	      "\n"
 	      "Environment: OWSBX_CONFIG names the config when --config does not; connect's\n"
 	      "proxy comes from OWSBX_PROXY, else HTTPS_PROXY; under a root host SUDO_UID is\n"
-	      "the account commands run as, unless --run-as names one.\n"
+	      "the account commands run as, unless --run-as names one; OWSBX_DEBUG=1 is run's\n"
+	      "and verify's --verbose.\n"
 	      "\n"
 	      "Files: " OWS_CONFIG_DEFAULT_PATH ", the machine's config.\n"
 	      "See owsbx(1).\n",
@@ -557,6 +568,10 @@ static int set_option(owsbx_args *a, scan *sc, const char *name, const char *val
 		return set_probe(a, name, val);
 	if (strcmp(name, "--json") == 0)
 		a->json = true;
+	else if (strcmp(name, "--verbose") == 0)
+		a->verbose = true;
+	else if (strcmp(name, "--dry-run") == 0)
+		a->dry_run = true;
 	else if (strcmp(name, "--yes") == 0)
 		a->yes = true;
 	else if (strcmp(name, "--config") == 0)
@@ -670,6 +685,8 @@ static int scan_words(int argc, char **argv, int i, owsbx_args *a, scan *sc, ows
 			return rc;
 	}
 	if (run) {
+		if (i >= argc && a->dry_run)
+			return 0; /* the plan alone: there is nothing to run */
 		if (i >= argc)
 			return command_error(err, c, NULL, "no command to run: put it after --");
 		a->argv = argv + i;
@@ -827,8 +844,12 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 		rc = scan_words(argc, argv, next, a, &sc, err);
 	if (rc == 0 && a->cmd != OWSBX_CMD_HELP)
 		rc = take_words(a, &sc, err);
-	if (rc == 0 && (a->cmd == OWSBX_CMD_RUN || a->cmd == OWSBX_CMD_VERIFY))
+	if (rc == 0 && (a->cmd == OWSBX_CMD_RUN || a->cmd == OWSBX_CMD_VERIFY)) {
 		rc = build_policy(a, &sc, err);
+		/* OWSBX_DEBUG=1 in an agent's environment: the plan, without changing its words. */
+		const char *debug = getenv("OWSBX_DEBUG");
+		a->verbose |= debug && *debug && strcmp(debug, "0") != 0;
+	}
 	free(sc.pend);
 	return rc;
 }

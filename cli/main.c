@@ -108,9 +108,84 @@ static void warn_sites_unused(const owsbx_args *a)
 			a->site_option);
 }
 
+/* The members of a JSON array of strings, one line each after `label`. */
+static void put_list(FILE *out, const json_t *arr, const char *label, const char *after)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(arr, i, v)
+		fprintf(out, "  %s %s%s\n", label, shown(json_string_value(v)), after);
+}
+
+/* A limit and where it came from: "512 (default)". */
+static void put_limit(FILE *out, const json_t *lim, const char *key, const char *label,
+		      const char *unit)
+{
+	char from[32];
+	snprintf(from, sizeof(from), "%s_from", key);
+	json_t *v = json_object_get(lim, key);
+	if (!v)
+		return;
+	const char *src = json_string_value(json_object_get(lim, from));
+	fprintf(out, "  limit: %s %lld%s%s%s%s\n", label, (long long)json_integer_value(v), unit,
+		src ? " (" : "", src ? (strcmp(src, "policy") == 0 ? "the policy's" : src) : "",
+		src ? ")" : "");
+}
+
+/*
+ * What the wall will be built from (ows_session_plan), a line each, every
+ * name escaped: --verbose on stderr before the session opens, --dry-run on
+ * stdout in its place.  0, or -1 with the library's error printed.
+ */
+static int print_plan(FILE *out, const owsbx_args *a, ows_config *config, const char *title)
+{
+	ows_error err;
+	ows_error_clear(&err);
+	char *text = NULL;
+	if (ows_session_plan(a->policy, config, &text, &err) < 0) {
+		print_error(&err);
+		return -1;
+	}
+	json_t *p = json_loads(text, 0, NULL);
+	ows_free(text);
+	json_t *net = json_object_get(p, "network");
+	fprintf(out, "owsbx: %s\n", title);
+	fprintf(out, "  provider: %s (from %s)\n", field(p, "provider"), field(p, "provider_from"));
+	fprintf(out, "  network: %s; proxy: %s\n", field(net, "mode"), field(net, "proxy"));
+	if (json_object_get(net, "namespace"))
+		fprintf(out, "  network namespace: %s\n", field(net, "namespace"));
+	put_list(out, json_object_get(net, "allow"), "allowed site:", "");
+	put_list(out, json_object_get(net, "deny"), "denied site:", "");
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(p, "folders"), i, v)
+		fprintf(out, "  folder: %s (%s)\n", field(v, "path"),
+			strcmp(json_string_value(json_object_get(v, "access")), "rw") == 0
+				? "read-write" : "read-only");
+	put_list(out, json_object_get(p, "toolchains"), "toolchain:", " (read-only)");
+	put_list(out, json_object_get(p, "shared"), "shared login file (a copy):", "");
+	json_array_foreach(json_object_get(p, "guard"), i, v)
+		fprintf(out, "  guard: %s (%s)\n", field(v, "path"), field(v, "how"));
+	put_list(out, json_object_get(p, "masks"), "mask:", " (covered empty)");
+	json_t *lim = json_object_get(p, "limits");
+	put_limit(out, lim, "processes", "processes", "");
+	put_limit(out, lim, "memory_mb", "memory", " MB");
+	put_limit(out, lim, "tmpfs_mb", "/tmp and /dev/shm", " MB each");
+	json_array_foreach(json_object_get(p, "partial"), i, v)
+		fprintf(out, "  kept in part: %s: %s\n", field(v, "promise"), field(v, "why"));
+	json_decref(p);
+	fflush(out);
+	return 0;
+}
+
 static int cmd_run(owsbx_args *a, ows_config *config)
 {
 	warn_sites_unused(a);
+	if (a->dry_run)
+		return print_plan(stdout, a, config, "dry run: the wall would be built from this; "
+				  "nothing was run or changed") < 0 ? OWSBX_EXIT_WALL : 0;
+	if (a->verbose && print_plan(stderr, a, config, "the wall is built from:") < 0)
+		return OWSBX_EXIT_WALL;
 	ows_error err;
 	ows_error_clear(&err);
 	ows_session_options so;
@@ -219,6 +294,8 @@ static int cmd_verify(owsbx_args *a, ows_config *config)
 	ows_error_clear(&err);
 	char *proof = NULL;
 	warn_sites_unused(a);
+	if (a->verbose && print_plan(stderr, a, config, "the wall is built from:") < 0)
+		return OWSBX_EXIT_WALL;
 	int rc = ows_verify(a->policy, config, &proof, &err);
 	print_report(a, proof, rc, &err);
 	ows_free(proof);

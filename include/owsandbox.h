@@ -275,6 +275,23 @@ OWS_API int ows_session_open(const ows_policy *policy, const ows_config *config,
 			     const ows_session_options *opts, ows_session **out,
 			     ows_error *err);
 /*
+ * What a session of `policy` would be built from, changing nothing on the
+ * machine: no folder, grant, account, cgroup, firewall table or process is
+ * left (a throwaway child may probe the kernel's namespaces).  *plan_json
+ * (caller frees with ows_free) is {"provider", "provider_from" (why that
+ * one), "network": {"mode", "namespace", "proxy", "allow", "deny"},
+ * "folders": [{"path", "access"}]}, and where the provider plans a view of
+ * its own (landlock, account): "masks" (paths covered empty: FIFOs and
+ * sockets of read-only folders, group-only files), "guard" ([{"path",
+ * "how": "read-only" or "pinned"}]), "shared" (the logins' files) and
+ * "toolchains", "limits" ({"processes", "memory_mb", "tmpfs_mb", each with
+ * "<name>_from": "policy" or "default"}) and "partial" ([{"promise", "why"}]).
+ * An error (OWS_EUNSUPPORTED, OWS_EINVAL...) is the one open would give.
+ * What `owsbx run --dry-run` and `--verbose` print.
+ */
+OWS_API int ows_session_plan(const ows_policy *policy, const ows_config *config,
+			     char **plan_json, ows_error *err);
+/*
  * Ends every process of the session (daemons included), removes the
  * private folder and revokes what the session granted, then frees the
  * handle, also when an error is reported.  NULL is fine (0); a session

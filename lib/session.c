@@ -224,6 +224,74 @@ int ows_session_open(const ows_policy *policy, const ows_config *config,
 	return session_open(policy, config, opts, out, NULL, err);
 }
 
+/* The sites a policy lists, allowed or denied ("!SITE", shown without the '!'), and the
+ * machine's own allowed ones. */
+static json_t *sites_json(const ows_policy *policy, const ows_config *config, bool deny)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < policy->hosts.len; i++)
+		if ((policy->hosts.v[i][0] == '!') == deny)
+			json_array_append_new(a, ows__json_text(policy->hosts.v[i] + deny));
+	for (size_t i = 0; a && i < config->hosts.len; i++)
+		if ((config->hosts.v[i][0] == '!') == deny)
+			json_array_append_new(a, ows__json_text(config->hosts.v[i] + deny));
+	return a;
+}
+
+/* Why a session gets the provider it does, for a person reading the plan. */
+static const char *provider_from(const ows_policy *policy, const ows_config *config)
+{
+	if (policy->provider)
+		return "the policy (--provider)";
+	return config->path && config->path[0] ? "the machine's config" : "the built-in default";
+}
+
+int ows_session_plan(const ows_policy *policy, const ows_config *config, char **plan_json,
+		     ows_error *err)
+{
+	ows_config machine;
+	const ows_config *cfg;
+	if (!policy || !plan_json)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "policy or plan_json is NULL");
+	*plan_json = NULL;
+	int rc = ows__config_or_machine(config, &machine, &cfg, err);
+	if (rc < 0)
+		return rc;
+	const char *name = policy->provider ? policy->provider : cfg->provider;
+	const ows__provider *ops = ows__provider_find(name);
+	ows_net net = policy->net != OWS_NET_DEFAULT ? policy->net : cfg->net;
+	if (net == OWS_NET_DEFAULT)
+		net = OWS_NET_NONE;
+	json_t *doc = NULL;
+	if (!ops) {
+		rc = ows__fail(err, OWS_EUNSUPPORTED, 0, name,
+			       "run `owsbx report` to see the providers this machine offers",
+			       "this sandbox provider is not available here");
+		goto out;
+	}
+	const char *proxy = net == OWS_NET_ALLOWLIST
+		? "the session's own, on the sandbox's loopback; every other address refused"
+		: net == OWS_NET_OPEN ? "none: every address reachable"
+				      : "none: nothing leaves the sandbox";
+	doc = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o}, s:o}", "provider", ops->name,
+			"provider_from", provider_from(policy, cfg), "network", "mode",
+			ows__net_name(net), "proxy", proxy, "allow",
+			sites_json(policy, cfg, false), "deny", sites_json(policy, cfg, true),
+			"folders", folders_json(policy));
+	if (!doc) {
+		rc = ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+		goto out;
+	}
+	if (ops->describe && (rc = ops->describe(policy, cfg, net, doc, err)) < 0)
+		goto out;
+	if (!(*plan_json = json_dumps(doc, JSON_INDENT(2))))
+		rc = ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+out:
+	json_decref(doc);
+	ows__config_release(&machine);
+	return rc;
+}
+
 int ows_verify(const ows_policy *policy, const ows_config *config, char **report_json,
 	       ows_error *err)
 {
