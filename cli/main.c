@@ -135,16 +135,19 @@ static void put_limit(FILE *out, const json_t *lim, const char *key, const char 
 /*
  * What the wall will be built from (ows_session_plan), a line each, every
  * name escaped: --verbose on stderr before the session opens, --dry-run on
- * stdout in its place.  0, or -1 with the library's error printed.
+ * stdout in its place.  0, or the library's error code (printed if say_error).
  */
-static int print_plan(FILE *out, const owsbx_args *a, ows_config *config, const char *title)
+static int print_plan(FILE *out, const owsbx_args *a, ows_config *config, const char *title,
+		      bool say_error)
 {
 	ows_error err;
 	ows_error_clear(&err);
 	char *text = NULL;
-	if (ows_session_plan(a->policy, config, &text, &err) < 0) {
-		print_error(&err);
-		return -1;
+	int rc = ows_session_plan(a->policy, config, &text, &err);
+	if (rc < 0) {
+		if (say_error)
+			print_error(&err);
+		return rc;
 	}
 	json_t *p = json_loads(text, 0, NULL);
 	ows_free(text);
@@ -181,11 +184,14 @@ static int print_plan(FILE *out, const owsbx_args *a, ows_config *config, const 
 static int cmd_run(owsbx_args *a, ows_config *config)
 {
 	warn_sites_unused(a);
+	int planned = 0;
 	if (a->dry_run)
-		return print_plan(stdout, a, config, "dry run: the wall would be built from this; "
-				  "nothing was run or changed") < 0 ? OWSBX_EXIT_WALL : 0;
-	if (a->verbose && print_plan(stderr, a, config, "the wall is built from:") < 0)
-		return OWSBX_EXIT_WALL;
+		planned = print_plan(stdout, a, config, "dry run: the wall would be built from "
+				     "this; nothing was run or changed", true);
+	else if (a->verbose)
+		planned = print_plan(stderr, a, config, "the wall is built from:", true);
+	if (planned < 0 || a->dry_run)
+		return planned < 0 ? open_status(planned) : 0;
 	ows_error err;
 	ows_error_clear(&err);
 	ows_session_options so;
@@ -294,8 +300,9 @@ static int cmd_verify(owsbx_args *a, ows_config *config)
 	ows_error_clear(&err);
 	char *proof = NULL;
 	warn_sites_unused(a);
-	if (a->verbose && print_plan(stderr, a, config, "the wall is built from:") < 0)
-		return OWSBX_EXIT_WALL;
+	/* A plan refused is left for the proof's report to say, once. */
+	if (a->verbose)
+		print_plan(stderr, a, config, "the wall is built from:", false);
 	int rc = ows_verify(a->policy, config, &proof, &err);
 	print_report(a, proof, rc, &err);
 	ows_free(proof);
