@@ -99,6 +99,23 @@ static void print_blocked(ows_session *s, int64_t since_ms)
 	ows_free(json);
 }
 
+/*
+ * none: a command that failed after reaching for the outside is told why,
+ * once, with the way to let a site through.  Not when it succeeded: a tool
+ * whose update check or telemetry was refused did its work, and a note on
+ * every good run would teach people to skip the one that matters.
+ */
+static void print_offline(ows_proc *proc, int code)
+{
+	unsigned n = ows_proc_offline_calls(proc);
+	if (code == 0 || n == 0)
+		return;
+	fprintf(stderr, "owsbx: the network is off (--net none): the command's network call%s "
+			"(%u, a name lookup or a connection) %s refused; to allow a site: "
+			"--net allowlist --allow-site HOST\n",
+		n > 1 ? "s" : "", n, n > 1 ? "were" : "was");
+}
+
 /* A site option under --net none: accepted (a policy may carry its list), but it opens nothing. */
 static void warn_sites_unused(const owsbx_args *a)
 {
@@ -245,6 +262,8 @@ static int cmd_run(owsbx_args *a, ows_config *config)
 			status = code;
 		}
 		print_blocked(s, started);
+		if (rc >= 0)
+			print_offline(proc, status);
 		ows_proc_free(proc);
 	}
 	ows_error_clear(&err);

@@ -451,6 +451,17 @@ OWS_API int ows_proc_kill(ows_proc *proc, int signo, ows_error *err);
  */
 OWS_API int ows_proc_fd(const ows_proc *proc);
 /*
+ * Under `none`: how many internet sockets (IPv4, IPv6: a connection, a name
+ * lookup) the command and what it started asked for, each refused by the
+ * wall; for a host to say the network is off when a command failed on it.
+ * Known once ows_proc_wait() returned 1; 0 before, in the other modes, and
+ * where the provider does not supervise the command's sockets (direct,
+ * openshell, seatbelt, a sandbox in the host's namespaces, a launcher
+ * installed before this call existed).  A command that opens no such socket
+ * pays nothing for it.
+ */
+OWS_API unsigned ows_proc_offline_calls(const ows_proc *proc);
+/*
  * The sites the proxy refused to this command (and what it started) so far,
  * as a JSON array as ows_proxy_blocked_json gives; "[]" outside `allowlist`.
  * The `exit` event's "blocked" is the same list.  Caller frees *out.

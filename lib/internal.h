@@ -275,6 +275,7 @@ struct ows_proc {
 				  it shares the session's, and its blocked sites are by time */
 	int proxy_port_err;    /* spawn: why init could not listen on proxy_port (EADDRINUSE:
 				  something inside listens there), 0 */
+	unsigned offline_calls; /* `none`: its internet sockets refused, told with its exit */
 };
 
 /* The openshell provider's setup (lib/openshell/machine.c), for ows_machine_setup. */

@@ -595,6 +595,17 @@ int ows_proc_fd(const ows_proc *p)
 	return p->exit_fd; /* the proc's own, set at spawn: valid until ows_proc_free() */
 }
 
+unsigned ows_proc_offline_calls(const ows_proc *p)
+{
+	ows_session *s;
+	if (ows__proc_enter(p, &s, NULL) < 0)
+		return 0;
+	if (s)
+		ows__session_leave(s);
+	/* Set before the exit is, once, by whoever collected it: read only after. */
+	return ows__proc_get_exit(p, NULL) ? p->offline_calls : 0;
+}
+
 void ows__proc_release(ows_proc *p)
 {
 	if (p->exit_fd >= 0)

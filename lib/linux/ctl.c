@@ -169,6 +169,8 @@ static void collect_exit(ows_proc *p)
 		while (n < 0 && errno == EINTR);
 	}
 	bool told = n == (ssize_t)sizeof(m) && m.type == OWS_MSG_EXITED;
+	if (told && m.err > 0) /* under `none`: its network calls, refused (channels.c) */
+		p->offline_calls = (unsigned)m.err;
 	ows__proc_set_exit(p, told ? m.code : 128 + SIGKILL);
 	/* ows_proc_fd stays readable from now on, whether or not the sender (the call's
 	 * reaper) has closed its end yet: it sends the exit, then closes. */

@@ -162,7 +162,8 @@ enum ows__msg_type {
 	/* init → host, on the command's status channel: */
 	OWS_MSG_STARTED = 12,    /* code = that port, with its listener (SCM_RIGHTS), or 0 */
 	OWS_MSG_SPAWN_FAIL = 13, /* err, stage in text */
-	OWS_MSG_EXITED = 14,     /* code */
+	OWS_MSG_EXITED = 14,     /* code; under `none`, err = the internet sockets the
+				    command asked for, refused (channels.c) */
 };
 
 struct ows__msg {
