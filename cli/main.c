@@ -171,6 +171,9 @@ static int print_plan(FILE *out, const owsbx_args *a, ows_config *config, const 
 	json_t *net = json_object_get(p, "network");
 	fprintf(out, "owsbx: %s\n", title);
 	fprintf(out, "  provider: %s (from %s)\n", field(p, "provider"), field(p, "provider_from"));
+	json_t *who = json_object_get(p, "runs_as");
+	if (who)
+		fprintf(out, "  runs as: %s (%s)\n", field(who, "account"), field(who, "from"));
 	fprintf(out, "  network: %s; proxy: %s\n", field(net, "mode"), field(net, "proxy"));
 	if (json_object_get(net, "namespace"))
 		fprintf(out, "  network namespace: %s\n", field(net, "namespace"));

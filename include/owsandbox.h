@@ -281,7 +281,8 @@ OWS_API int ows_session_open(const ows_policy *policy, const ows_config *config,
  * (caller frees with ows_free) is {"provider", "provider_from" (why that
  * one), "network": {"mode", "namespace", "proxy", "allow", "deny"},
  * "folders": [{"path", "access"}]}, and where the provider plans a view of
- * its own (landlock, account): "masks" (paths covered empty: FIFOs and
+ * its own (landlock, account): "runs_as" ({"account", "from"}: who the
+ * commands run as and what chose it), "masks" (paths covered empty: FIFOs and
  * sockets of read-only folders, group-only files), "guard" ([{"path",
  * "how": "read-only" or "pinned"}]), "shared" (the logins' files) and
  * "toolchains", "limits" ({"processes", "memory_mb", "tmpfs_mb", each with

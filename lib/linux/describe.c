@@ -144,6 +144,44 @@ static void describe_shared(const ows__share *sh, json_t *doc)
 		json_array_append_new(allow, ows__json_text(sh->hosts.v[i]));
 }
 
+/*
+ * Who the commands run as, and what chose that: the account provider's
+ * account for the mode; under landlock the person, or under a root host the
+ * account sandbox.c's plan_identity picks, in its order.
+ */
+static void describe_identity(const ows_policy *policy, const ows_config *config, ows_net net,
+			      bool account, json_t *doc)
+{
+	char buf[64];
+	const char *who, *from, *sudo = getenv("SUDO_UID");
+	if (account) {
+		bool open = net == OWS_NET_OPEN;
+		who = open ? config->open_user : config->closed_user;
+		from = open ? "the account provider's account for open"
+			    : "the account provider's account for none and allowlist";
+	} else if (geteuid() != 0) {
+		struct passwd pw, *res = NULL;
+		char pwbuf[4096];
+		getpwuid_r(geteuid(), &pw, pwbuf, sizeof(pwbuf), &res);
+		snprintf(buf, sizeof(buf), "%s", res ? res->pw_name : "?");
+		who = buf;
+		from = "the person: landlock runs commands as whoever starts the session";
+	} else if (policy->run_as) {
+		who = policy->run_as;
+		from = "the policy's run_as (--run-as)";
+	} else if (sudo && *sudo && strcmp(sudo, "0") != 0) {
+		snprintf(buf, sizeof(buf), "uid %s", sudo);
+		who = buf;
+		from = "SUDO_UID, the account behind sudo";
+	} else {
+		who = config->root_runs_as ? config->root_runs_as : "nobody";
+		from = config->root_runs_as ? "the config's root_runs_as"
+					    : "the default; no machine config sets root_runs_as";
+	}
+	json_object_set_new(doc, "runs_as", json_pack("{s:o, s:s}", "account",
+						      ows__json_text(who ? who : "?"), "from", from));
+}
+
 static json_t *partial_json(const struct ows__plan *p)
 {
 	json_t *a = json_array();
@@ -165,8 +203,10 @@ int ows__linux_describe(const ows_policy *policy, const ows_config *config, ows_
 	int rc = 0;
 	for (size_t i = 0; home && i < policy->nfolders && rc == 0; i++)
 		rc = ows__check_folder_vs_home(policy->folders[i].path, home, err);
-	if (rc == 0)
+	if (rc == 0) {
+		describe_identity(policy, config, net, account, doc);
 		rc = describe_net(p, config, net, account, doc, err);
+	}
 	if (rc == 0)
 		describe_limits(policy, config, doc);
 	if (rc == 0 && (rc = ows__share_collect(config, policy, home, DESCRIBE_PRIV_HOME, &sh,

@@ -1,8 +1,8 @@
 #!/bin/bash
 # shellcheck disable=SC2016 # single-quoted programs run inside
 # The plan (ows_session_plan) as owsbx prints it. `run -n/--dry-run` prints on stdout what the
-# wall would be built from (provider and why, network and sites, folders, masks, guard,
-# limits) and runs nothing: the command does not run, and no account line, nft table, /tmp
+# wall would be built from (provider and why, who commands run as, network and sites,
+# folders, masks, guard, limits) and runs nothing: the command does not run, and no account line, nft table, /tmp
 # entry, session folder, probe socket or process is left. `run -v/--verbose`, `verify -v`
 # and OWSBX_DEBUG=1 print the same plan on stderr before the session opens, the command's
 # output and status untouched; OWSBX_DEBUG=0 does not. Names are escaped (no raw ESC).
@@ -36,6 +36,7 @@ ok "and the command did not run" test ! -e "$TU_WORK/ran"
 is "$(state)" "$before" "nothing is left: account files, nft tables, /tmp, /dev/shm, processes"
 like "$SBX_OUT" "dry run: .*nothing was run" "the plan says it is a dry run"
 like "$SBX_OUT" "provider: landlock \(from " "it names the provider and why"
+like "$SBX_OUT" "runs as: $TU \(the person" "and who the commands run as, and why"
 like "$SBX_OUT" "network: allowlist; proxy: the session's own" "the network mode and its proxy"
 like "$SBX_OUT" "allowed site: example.com" "the allowed site"
 like "$SBX_OUT" "denied site: bad.example" "the denied site"
