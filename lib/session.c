@@ -539,11 +539,14 @@ static int wait_in(ows_session *s, ows_proc *p, int timeout_ms, ows_error *err)
 	ows_free(bj);
 	int code = 0;
 	ows__proc_get_exit(p, &code);
+	/* none: the internet sockets it asked for, refused (ows_proc_offline_calls). */
+	json_t *offline = p->offline_calls ? json_integer((json_int_t)p->offline_calls) : NULL;
 	ows__audit_emit(&s->audit, "exit",
-			json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*, s:o*, s:o*}", "proc", (int)p->id,
-				  "exit_code", code, "provider", s->ops->name,
+			json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*, s:o*, s:o*, s:o*}", "proc",
+				  (int)p->id, "exit_code", code, "provider", s->ops->name,
 				  "enforcement", s->enforcement, "partial", partial_json(s),
-				  "blocked", blocked, "moved_aside", take_guarded(s, &s->moved_aside),
+				  "blocked", blocked, "offline_calls", offline,
+				  "moved_aside", take_guarded(s, &s->moved_aside),
 				  "modes_restored", take_guarded(s, &s->modes_restored)));
 	return 1;
 }

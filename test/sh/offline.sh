@@ -50,6 +50,12 @@ is "$SBX_RC" 1 "a python socket's refused connects, then exit 1"
 like "$SBX_ERR" "$OFF: the command's network calls \(3, .*were refused" \
 	"owsbx counts the three" || sbx_diag
 ok "once for three connects" said_once
+EVD=$(mktemp -d /tmp/owstest-offline.XXXX)
+owstest_remove_at_exit "$EVD"
+chown "$TU_UID:$TU_GID" "$EVD"
+sbx run --events "$EVD/ev.jsonl" -- "$PY" -c "$PYCONNECT" 1
+is "$(grep '"event": *"exit"' "$EVD/ev.jsonl" | "$PY" -c 'import json,sys; print(json.loads(sys.stdin.read())["offline_calls"])')" 3 \
+	"the exit event counts them too (offline_calls)"
 sbx run -- "$PY" -c "$PYCONNECT" 0
 is "$SBX_RC" 0 "the same connects, then exit 0"
 is "$SBX_ERR" "" "a command that succeeded is not told"
