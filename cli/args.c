@@ -172,7 +172,8 @@ const owsbx_command owsbx_commands[] = {
 	 "closes it: nothing of the session is left. Exits with CMD's status (128+N for signal "
 	 "N); 70 when the wall could not be set up or failed its proof, 71 when CMD could not "
 	 "start, 2 for bad usage or bad input. In allowlist, the sites refused while CMD ran "
-	 "are named on stderr with how to allow them.",
+	 "are named on stderr with how to allow them; in none, a CMD that failed after asking "
+	 "for the network is told the network is off.",
 	 run_options},
 	{"verify", OWSBX_CMD_VERIFY, "[OPTION]...",
 	 "Opens a throwaway session with the same options as run, proves the wall, closes it "
