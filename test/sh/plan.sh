@@ -2,11 +2,12 @@
 # shellcheck disable=SC2016 # single-quoted programs run inside
 # The plan (ows_session_plan) as owsbx prints it. `run -n/--dry-run` prints on stdout what the
 # wall would be built from (provider and why, who commands run as, network and sites,
-# folders, masks, guard, limits) and runs nothing: the command does not run, and no account line, nft table, /tmp
-# entry, session folder, probe socket or process is left. `run -v/--verbose`, `verify -v`
-# and OWSBX_DEBUG=1 print the same plan on stderr before the session opens, the command's
-# output and status untouched; OWSBX_DEBUG=0 does not. Names are escaped (no raw ESC).
-# A plan the library refuses (the home as a session folder) exits as open would, 2.
+# folders, masks, guard, limits) and runs nothing: the command does not run, and no account
+# line, nft table, /tmp entry, session folder, probe socket or process is left.
+# `run -v/--verbose`, `verify -v` and OWSBX_DEBUG=1 print the same plan on stderr before the
+# session opens, the command's output and status untouched; OWSBX_DEBUG=0 does not. Names
+# are escaped (no raw ESC). A plan the library refuses (the home as a session folder) exits
+# as open would, 2.
 . "$(dirname "$0")/../lib.sh"
 . "$OWSTEST_DIR/user.sh"
 owstest_user_setup
