@@ -41,18 +41,28 @@
 	 "else the config's [landlock] root_runs_as, nobody); never root"},                      \
 	{"--config", NULL, "FILE", "read the machine's config from FILE, not " OWS_CONFIG_DEFAULT_PATH}
 
+#define VERBOSE_OPTION                                                                         \
+	{"--verbose", "-v", NULL,                                                                \
+	 "print on stderr what the wall is built from before it is: provider and why, network "  \
+	 "plan and sites, folders, masks, guard, shared files, limits (also OWSBX_DEBUG=1)"}
+
 #define CONFIG_OPTION {"--config", NULL, "FILE", "read the machine's config from FILE, not " OWS_CONFIG_DEFAULT_PATH}
 
 static const owsbx_option run_options[] = {
 	POLICY_OPTIONS,
 	{"--events", NULL, "FILE", "append the session's events (open, proof, spawn, exit, close) "
 				   "to FILE as JSON lines"},
+	VERBOSE_OPTION,
+	{"--dry-run", "-n", NULL,
+	 "print the plan as --verbose does and run nothing: no session is opened and nothing "
+	 "on the machine changes (CMD may be left out)"},
 	{NULL, NULL, NULL, NULL},
 };
 
 static const owsbx_option verify_options[] = {
 	POLICY_OPTIONS,
 	{"--json", NULL, NULL, "print the report on one line, not indented"},
+	VERBOSE_OPTION,
 	{NULL, NULL, NULL, NULL},
 };
 
@@ -163,7 +173,8 @@ const owsbx_command owsbx_commands[] = {
 	 "closes it: nothing of the session is left. Exits with CMD's status (128+N for signal "
 	 "N); 70 when the wall could not be set up or failed its proof, 71 when CMD could not "
 	 "start, 2 for bad usage or bad input. In allowlist, the sites refused while CMD ran "
-	 "are named on stderr with how to allow them.",
+	 "are named on stderr with how to allow them; in none, a CMD that failed after asking "
+	 "for the network is told the network is off.",
 	 run_options},
 	{"verify", OWSBX_CMD_VERIFY, "[OPTION]...",
 	 "Opens a throwaway session with the same options as run, proves the wall, closes it "
@@ -304,7 +315,8 @@ void owsbx_usage(FILE *out)
 	      "\n"
 	      "Environment: OWSBX_CONFIG names the config when --config does not; connect's\n"
 	      "proxy comes from OWSBX_PROXY, else HTTPS_PROXY; under a root host SUDO_UID is\n"
-	      "the account commands run as, unless --run-as names one.\n"
+	      "the account commands run as, unless --run-as names one; OWSBX_DEBUG=1 is run's\n"
+	      "and verify's --verbose.\n"
 	      "\n"
 	      "Files: " OWS_CONFIG_DEFAULT_PATH ", the machine's config.\n"
 	      "See owsbx(1).\n",
@@ -558,6 +570,10 @@ static int set_option(owsbx_args *a, scan *sc, const char *name, const char *val
 		return set_probe(a, name, val);
 	if (strcmp(name, "--json") == 0)
 		a->json = true;
+	else if (strcmp(name, "--verbose") == 0)
+		a->verbose = true;
+	else if (strcmp(name, "--dry-run") == 0)
+		a->dry_run = true;
 	else if (strcmp(name, "--yes") == 0)
 		a->yes = true;
 	else if (strcmp(name, "--config") == 0)
@@ -671,6 +687,8 @@ static int scan_words(int argc, char **argv, int i, owsbx_args *a, scan *sc, ows
 			return rc;
 	}
 	if (run) {
+		if (i >= argc && a->dry_run)
+			return 0; /* the plan alone: there is nothing to run */
 		if (i >= argc)
 			return command_error(err, c, NULL, "no command to run: put it after --");
 		a->argv = argv + i;
@@ -828,8 +846,12 @@ int owsbx_parse(int argc, char **argv, owsbx_args *a, ows_error *err)
 		rc = scan_words(argc, argv, next, a, &sc, err);
 	if (rc == 0 && a->cmd != OWSBX_CMD_HELP)
 		rc = take_words(a, &sc, err);
-	if (rc == 0 && (a->cmd == OWSBX_CMD_RUN || a->cmd == OWSBX_CMD_VERIFY))
+	if (rc == 0 && (a->cmd == OWSBX_CMD_RUN || a->cmd == OWSBX_CMD_VERIFY)) {
 		rc = build_policy(a, &sc, err);
+		/* OWSBX_DEBUG=1 in an agent's environment: the plan, without changing its words. */
+		const char *debug = getenv("OWSBX_DEBUG");
+		a->verbose |= debug && *debug && strcmp(debug, "0") != 0;
+	}
 	free(sc.pend);
 	return rc;
 }

@@ -62,6 +62,8 @@ typedef struct owsbx_args {
 	ows_policy *policy;       /* owned; run and verify */
 	const char *config_path;  /* --config, else $OWSBX_CONFIG, else NULL */
 	const char *events_path;
+	bool verbose;             /* run, verify: -v, print the plan on stderr first */
+	bool dry_run;             /* run: -n, print the plan and run nothing */
 	bool json;                /* report, credentials, machine status: JSON; verify: one line */
 	const char *machine_verb; /* machine sandbox <verb> */
 	bool yes;                 /* machine: --yes, do not ask */

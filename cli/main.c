@@ -99,6 +99,23 @@ static void print_blocked(ows_session *s, int64_t since_ms)
 	ows_free(json);
 }
 
+/*
+ * none: a command that failed after reaching for the outside is told why,
+ * once, with the way to let a site through.  Not when it succeeded: a tool
+ * whose update check or telemetry was refused did its work, and a note on
+ * every good run would teach people to skip the one that matters.
+ */
+static void print_offline(ows_proc *proc, int code)
+{
+	unsigned n = ows_proc_offline_calls(proc);
+	if (code == 0 || n == 0)
+		return;
+	fprintf(stderr, "owsbx: the network is off (--net none): the command's network call%s "
+			"(%u, a name lookup or a connection) %s refused; to allow a site: "
+			"--net allowlist --allow-site HOST\n",
+		n > 1 ? "s" : "", n, n > 1 ? "were" : "was");
+}
+
 /* A site option under --net none: accepted (a policy may carry its list), but it opens nothing. */
 static void warn_sites_unused(const owsbx_args *a)
 {
@@ -108,9 +125,93 @@ static void warn_sites_unused(const owsbx_args *a)
 			a->site_option);
 }
 
+/* The members of a JSON array of strings, one line each after `label`. */
+static void put_list(FILE *out, const json_t *arr, const char *label, const char *after)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(arr, i, v)
+		fprintf(out, "  %s %s%s\n", label, shown(json_string_value(v)), after);
+}
+
+/* A limit and where it came from: "512 (default)". */
+static void put_limit(FILE *out, const json_t *lim, const char *key, const char *label,
+		      const char *unit)
+{
+	char from[32];
+	snprintf(from, sizeof(from), "%s_from", key);
+	json_t *v = json_object_get(lim, key);
+	if (!v)
+		return;
+	const char *src = json_string_value(json_object_get(lim, from));
+	fprintf(out, "  limit: %s %lld%s%s%s%s\n", label, (long long)json_integer_value(v), unit,
+		src ? " (" : "", src ? (strcmp(src, "policy") == 0 ? "the policy's" : src) : "",
+		src ? ")" : "");
+}
+
+/*
+ * What the wall will be built from (ows_session_plan), a line each, every
+ * name escaped: --verbose on stderr before the session opens, --dry-run on
+ * stdout in its place.  0, or the library's error code (printed if say_error).
+ */
+static int print_plan(FILE *out, const owsbx_args *a, ows_config *config, const char *title,
+		      bool say_error)
+{
+	ows_error err;
+	ows_error_clear(&err);
+	char *text = NULL;
+	int rc = ows_session_plan(a->policy, config, &text, &err);
+	if (rc < 0) {
+		if (say_error)
+			print_error(&err);
+		return rc;
+	}
+	json_t *p = json_loads(text, 0, NULL);
+	ows_free(text);
+	json_t *net = json_object_get(p, "network");
+	fprintf(out, "owsbx: %s\n", title);
+	fprintf(out, "  provider: %s (from %s)\n", field(p, "provider"), field(p, "provider_from"));
+	json_t *who = json_object_get(p, "runs_as");
+	if (who)
+		fprintf(out, "  runs as: %s (%s)\n", field(who, "account"), field(who, "from"));
+	fprintf(out, "  network: %s; proxy: %s\n", field(net, "mode"), field(net, "proxy"));
+	if (json_object_get(net, "namespace"))
+		fprintf(out, "  network namespace: %s\n", field(net, "namespace"));
+	put_list(out, json_object_get(net, "allow"), "allowed site:", "");
+	put_list(out, json_object_get(net, "deny"), "denied site:", "");
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(p, "folders"), i, v)
+		fprintf(out, "  folder: %s (%s)\n", field(v, "path"),
+			strcmp(json_string_value(json_object_get(v, "access")), "rw") == 0
+				? "read-write" : "read-only");
+	put_list(out, json_object_get(p, "toolchains"), "toolchain:", " (read-only)");
+	put_list(out, json_object_get(p, "shared"), "shared login file (a copy):", "");
+	json_array_foreach(json_object_get(p, "guard"), i, v)
+		fprintf(out, "  guard: %s (%s)\n", field(v, "path"), field(v, "how"));
+	put_list(out, json_object_get(p, "masks"), "mask:", " (covered empty)");
+	json_t *lim = json_object_get(p, "limits");
+	put_limit(out, lim, "processes", "processes", "");
+	put_limit(out, lim, "memory_mb", "memory", " MB");
+	put_limit(out, lim, "tmpfs_mb", "/tmp and /dev/shm", " MB each");
+	json_array_foreach(json_object_get(p, "partial"), i, v)
+		fprintf(out, "  kept in part: %s: %s\n", field(v, "promise"), field(v, "why"));
+	json_decref(p);
+	fflush(out);
+	return 0;
+}
+
 static int cmd_run(owsbx_args *a, ows_config *config)
 {
 	warn_sites_unused(a);
+	int planned = 0;
+	if (a->dry_run)
+		planned = print_plan(stdout, a, config, "dry run: the wall would be built from "
+				     "this; nothing was run or changed", true);
+	else if (a->verbose)
+		planned = print_plan(stderr, a, config, "the wall is built from:", true);
+	if (planned < 0 || a->dry_run)
+		return planned < 0 ? open_status(planned) : 0;
 	ows_error err;
 	ows_error_clear(&err);
 	ows_session_options so;
@@ -164,6 +265,8 @@ static int cmd_run(owsbx_args *a, ows_config *config)
 			status = code;
 		}
 		print_blocked(s, started);
+		if (rc >= 0)
+			print_offline(proc, status);
 		ows_proc_free(proc);
 	}
 	ows_error_clear(&err);
@@ -219,6 +322,9 @@ static int cmd_verify(owsbx_args *a, ows_config *config)
 	ows_error_clear(&err);
 	char *proof = NULL;
 	warn_sites_unused(a);
+	/* A plan refused is left for the proof's report to say, once. */
+	if (a->verbose)
+		print_plan(stderr, a, config, "the wall is built from:", false);
 	int rc = ows_verify(a->policy, config, &proof, &err);
 	print_report(a, proof, rc, &err);
 	ows_free(proof);

@@ -275,6 +275,24 @@ OWS_API int ows_session_open(const ows_policy *policy, const ows_config *config,
 			     const ows_session_options *opts, ows_session **out,
 			     ows_error *err);
 /*
+ * What a session of `policy` would be built from, changing nothing on the
+ * machine: no folder, grant, account, cgroup, firewall table or process is
+ * left (a throwaway child may probe the kernel's namespaces).  *plan_json
+ * (caller frees with ows_free) is {"provider", "provider_from" (why that
+ * one), "network": {"mode", "namespace", "proxy", "allow", "deny"},
+ * "folders": [{"path", "access"}]}, and where the provider plans a view of
+ * its own (landlock, account): "runs_as" ({"account", "from"}: who the
+ * commands run as and what chose it), "masks" (paths covered empty: FIFOs and
+ * sockets of read-only folders, group-only files), "guard" ([{"path",
+ * "how": "read-only" or "pinned"}]), "shared" (the logins' files) and
+ * "toolchains", "limits" ({"processes", "memory_mb", "tmpfs_mb", each with
+ * "<name>_from": "policy" or "default"}) and "partial" ([{"promise", "why"}]).
+ * An error (OWS_EUNSUPPORTED, OWS_EINVAL...) is the one open would give.
+ * What `owsbx run --dry-run` and `--verbose` print.
+ */
+OWS_API int ows_session_plan(const ows_policy *policy, const ows_config *config,
+			     char **plan_json, ows_error *err);
+/*
  * Ends every process of the session (daemons included), removes the
  * private folder and revokes what the session granted, then frees the
  * handle, also when an error is reported.  NULL is fine (0); a session
@@ -441,6 +459,17 @@ OWS_API int ows_proc_kill(ows_proc *proc, int signo, ows_error *err);
  * has no such descriptor (wait in a thread there).
  */
 OWS_API int ows_proc_fd(const ows_proc *proc);
+/*
+ * Under `none`: how many internet sockets (IPv4, IPv6: a connection, a name
+ * lookup) the command and what it started asked for, each refused by the
+ * wall; for a host to say the network is off when a command failed on it.
+ * Known once ows_proc_wait() returned 1; 0 before, in the other modes, and
+ * where the provider does not supervise the command's sockets (direct,
+ * openshell, seatbelt, a sandbox in the host's namespaces, a launcher
+ * installed before this call existed).  A command that opens no such socket
+ * pays nothing for it.
+ */
+OWS_API unsigned ows_proc_offline_calls(const ows_proc *proc);
 /*
  * The sites the proxy refused to this command (and what it started) so far,
  * as a JSON array as ows_proxy_blocked_json gives; "[]" outside `allowlist`.

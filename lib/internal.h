@@ -276,6 +276,7 @@ struct ows_proc {
 				  it shares the session's, and its blocked sites are by time */
 	int proxy_port_err;    /* spawn: why init could not listen on proxy_port (EADDRINUSE:
 				  something inside listens there), 0 */
+	unsigned offline_calls; /* `none`: its internet sockets refused, told with its exit */
 };
 
 /* The openshell provider's setup (lib/openshell/machine.c), for ows_machine_setup. */
@@ -317,6 +318,10 @@ typedef struct ows__provider {
 	/* A site for the running session where the provider, not the host's proxy, enforces
 	 * the list (openshell: OpenShell's policy update).  NULL: the proxy's list. */
 	int (*allow_site)(ows_session *s, const char *pattern, ows_error *err);
+	/* ows_session_plan: adds what the provider's wall is built from to `doc` (a JSON
+	 * object), changing nothing.  NULL: the session's common fields alone. */
+	int (*describe)(const ows_policy *policy, const ows_config *config, ows_net net,
+			struct json_t *doc, ows_error *err);
 } ows__provider;
 
 /*

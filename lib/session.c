@@ -224,6 +224,74 @@ int ows_session_open(const ows_policy *policy, const ows_config *config,
 	return session_open(policy, config, opts, out, NULL, err);
 }
 
+/* The sites a policy lists, allowed or denied ("!SITE", shown without the '!'), and the
+ * machine's own allowed ones. */
+static json_t *sites_json(const ows_policy *policy, const ows_config *config, bool deny)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < policy->hosts.len; i++)
+		if ((policy->hosts.v[i][0] == '!') == deny)
+			json_array_append_new(a, ows__json_text(policy->hosts.v[i] + deny));
+	for (size_t i = 0; a && i < config->hosts.len; i++)
+		if ((config->hosts.v[i][0] == '!') == deny)
+			json_array_append_new(a, ows__json_text(config->hosts.v[i] + deny));
+	return a;
+}
+
+/* Why a session gets the provider it does, for a person reading the plan. */
+static const char *provider_from(const ows_policy *policy, const ows_config *config)
+{
+	if (policy->provider)
+		return "the policy (--provider)";
+	return config->path && config->path[0] ? "the machine's config" : "the built-in default";
+}
+
+int ows_session_plan(const ows_policy *policy, const ows_config *config, char **plan_json,
+		     ows_error *err)
+{
+	ows_config machine;
+	const ows_config *cfg;
+	if (!policy || !plan_json)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "policy or plan_json is NULL");
+	*plan_json = NULL;
+	int rc = ows__config_or_machine(config, &machine, &cfg, err);
+	if (rc < 0)
+		return rc;
+	const char *name = policy->provider ? policy->provider : cfg->provider;
+	const ows__provider *ops = ows__provider_find(name);
+	ows_net net = policy->net != OWS_NET_DEFAULT ? policy->net : cfg->net;
+	if (net == OWS_NET_DEFAULT)
+		net = OWS_NET_NONE;
+	json_t *doc = NULL;
+	if (!ops) {
+		rc = ows__fail(err, OWS_EUNSUPPORTED, 0, name,
+			       "run `owsbx report` to see the providers this machine offers",
+			       "this sandbox provider is not available here");
+		goto out;
+	}
+	const char *proxy = net == OWS_NET_ALLOWLIST
+		? "the session's own, on the sandbox's loopback; every other address refused"
+		: net == OWS_NET_OPEN ? "none: every address reachable"
+				      : "none: nothing leaves the sandbox";
+	doc = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o}, s:o}", "provider", ops->name,
+			"provider_from", provider_from(policy, cfg), "network", "mode",
+			ows__net_name(net), "proxy", proxy, "allow",
+			sites_json(policy, cfg, false), "deny", sites_json(policy, cfg, true),
+			"folders", folders_json(policy));
+	if (!doc) {
+		rc = ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+		goto out;
+	}
+	if (ops->describe && (rc = ops->describe(policy, cfg, net, doc, err)) < 0)
+		goto out;
+	if (!(*plan_json = json_dumps(doc, JSON_INDENT(2))))
+		rc = ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+out:
+	json_decref(doc);
+	ows__config_release(&machine);
+	return rc;
+}
+
 int ows_verify(const ows_policy *policy, const ows_config *config, char **report_json,
 	       ows_error *err)
 {
@@ -471,11 +539,14 @@ static int wait_in(ows_session *s, ows_proc *p, int timeout_ms, ows_error *err)
 	ows_free(bj);
 	int code = 0;
 	ows__proc_get_exit(p, &code);
+	/* none: the internet sockets it asked for, refused (ows_proc_offline_calls). */
+	json_t *offline = p->offline_calls ? json_integer((json_int_t)p->offline_calls) : NULL;
 	ows__audit_emit(&s->audit, "exit",
-			json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*, s:o*, s:o*}", "proc", (int)p->id,
-				  "exit_code", code, "provider", s->ops->name,
+			json_pack("{s:i, s:i, s:s, s:s, s:o*, s:o*, s:o*, s:o*, s:o*}", "proc",
+				  (int)p->id, "exit_code", code, "provider", s->ops->name,
 				  "enforcement", s->enforcement, "partial", partial_json(s),
-				  "blocked", blocked, "moved_aside", take_guarded(s, &s->moved_aside),
+				  "blocked", blocked, "offline_calls", offline,
+				  "moved_aside", take_guarded(s, &s->moved_aside),
 				  "modes_restored", take_guarded(s, &s->modes_restored)));
 	return 1;
 }
@@ -525,6 +596,17 @@ int ows_proc_fd(const ows_proc *p)
 	if (s)
 		ows__session_leave(s);
 	return p->exit_fd; /* the proc's own, set at spawn: valid until ows_proc_free() */
+}
+
+unsigned ows_proc_offline_calls(const ows_proc *p)
+{
+	ows_session *s;
+	if (ows__proc_enter(p, &s, NULL) < 0)
+		return 0;
+	if (s)
+		ows__session_leave(s);
+	/* Set before the exit is, once, by whoever collected it: read only after. */
+	return ows__proc_get_exit(p, NULL) ? p->offline_calls : 0;
 }
 
 void ows__proc_release(ows_proc *p)

@@ -526,6 +526,12 @@ static int account_close(ows_session *s, ows_error *err)
 	return rc;
 }
 
+static int account_describe(const ows_policy *policy, const ows_config *config, ows_net net,
+			 struct json_t *doc, ows_error *err)
+{
+	return ows__linux_describe(policy, config, net, true, doc, err);
+}
+
 const ows__provider ows__account_provider = {
 	.name = "account",
 	.open = account_open,
@@ -534,6 +540,7 @@ const ows__provider ows__account_provider = {
 	.kill = ows__ctl_op_kill,
 	.stop = ows__ctl_op_stop,
 	.close = account_close,
+	.describe = account_describe,
 };
 
 bool ows__account_ready(const ows_config *config, char *why, size_t why_len)

@@ -75,9 +75,11 @@
 
 /* ------------------------------------------------------------- the filter */
 
-int ows__chan_filter(struct sock_filter *insns, size_t max)
+int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline)
 {
 #define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+	/* A socket of another family than AF_UNIX: to the reaper under `none`. */
+	const uint32_t other = offline ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW;
 	const struct sock_filter prog[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CHAN_AUDIT_ARCH, 1, 0),
@@ -88,16 +90,29 @@ int ows__chan_filter(struct sock_filter *insns, size_t max)
 		/* The reaper's tool, not the command's (Docker's profile refuses it too). */
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_getfd, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		/*
+		 * No listener of the command's own: where two filters return USER_NOTIF
+		 * the newest's listener answers, and one that answered CONTINUE would
+		 * make the connect (or the socket) the reaper is there to judge.
+		 */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_seccomp, 0, 6), /* to the sockets */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_SET_MODE_FILTER, 0, 3), /* allow */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(1)),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SECCOMP_FILTER_FLAG_NEW_LISTENER, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 1, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, 7), /* to the allow */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 5),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 6), /* to `other` */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(1)),
 		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf), /* SOCK_TYPE_MASK */
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 2, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_SEQPACKET, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, other),
 	};
 #undef ARG_LO
 	size_t n = sizeof(prog) / sizeof(prog[0]);
@@ -448,6 +463,15 @@ static void take(struct ows__chan_supervisor *s)
 	memset(&n, 0, sizeof(n));
 	if (ioctl(s->notify, SECCOMP_IOCTL_NOTIF_RECV, &n) != 0)
 		return; /* the caller is gone (ENOENT), or a signal came first */
+	if (n.data.nr == SYS_socket) {
+		/* Under `none` only: a family the wall refuses.  An internet one is a
+		 * network call, counted for the host to say the network is off. */
+		int family = (int)n.data.args[0];
+		if ((family == AF_INET || family == AF_INET6) && s->offline_calls < UINT32_MAX)
+			s->offline_calls++;
+		answer(s->notify, n.id, EPERM);
+		return;
+	}
 	if (n.data.nr != SYS_connect) {
 		answer(s->notify, n.id, ENOSYS);
 		return;

@@ -175,6 +175,8 @@ static void collect_exit(ows_proc *p)
 		ows__proc_set_killed(p, m.err);
 	else
 		ows__proc_set_exit(p, m.code);
+	if (told) /* under `none`: its internet sockets, refused (channels.c) */
+		p->offline_calls = m.offline_calls;
 	/* ows_proc_fd stays readable from now on, whether or not the sender (the call's
 	 * reaper) has closed its end yet: it sends the exit, then closes. */
 	if (p->exit_fd >= 0)

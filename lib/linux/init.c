@@ -103,6 +103,7 @@ void ows__init_open_channels(const struct ows__plan *p)
 {
 	int e = p->in_host_ns ? 0 /* no unix socket can be made there */
 		: ows__chan_open(&chan);
+	chan.offline = p->net == OWS_NET_NONE;
 	if (e) {
 		errno = e;
 		ows__init_die(p, "open sock_diag", NULL);
@@ -1040,7 +1041,7 @@ struct command {
 static int supervise_command(struct command *c)
 {
 	struct sock_filter insns[32];
-	int n = ows__chan_filter(insns, OWS__ARRAY_LEN(insns));
+	int n = ows__chan_filter(insns, OWS__ARRAY_LEN(insns), chan.offline);
 	if (n < 0)
 		return E2BIG;
 	struct sock_fprog prog = {.len = (unsigned short)n, .filter = insns};
@@ -1147,6 +1148,7 @@ struct call {
 	int port;
 	pid_t pid;    /* the command, 0 once its exit is sent */
 	pid_t init;   /* the reaper's parent, the one it believes */
+	const struct ows__chan_supervisor *sv; /* its connects, for what the exit tells; or NULL */
 };
 
 /*
@@ -1182,6 +1184,8 @@ static void call_reaped(void *arg, pid_t pid, int st)
 	struct ows__msg m = {.type = OWS_MSG_EXITED, .id = k->id};
 	m.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	m.err = WIFSIGNALED(st) ? WTERMSIG(st) : 0; /* tells 128+N from an exit(128+N) */
+	if (k->sv)
+		m.offline_calls = k->sv->offline_calls;
 	ows__init_send(k->status, &m, sizeof(m));
 	close(k->status);
 	k->status = -1;
@@ -1260,6 +1264,7 @@ static int call_reaper(void *arg)
 	if (!call_start(k))
 		_exit(0);
 	struct ows__chan_supervisor sv = {.ch = &chan, .notify = k->cmd.notify};
+	k->sv = &sv;
 	for (;;) {
 		struct pollfd pfd[2 + OWS_CHAN_MAX_PENDING] = {{.fd = sfd, .events = POLLIN}};
 		int npfd = 1 + ows__chan_pollfds(&sv, pfd + 1, (int)OWS__ARRAY_LEN(pfd) - 1);

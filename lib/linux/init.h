@@ -162,7 +162,9 @@ enum ows__msg_type {
 	/* init → host, on the command's status channel: */
 	OWS_MSG_STARTED = 12,    /* code = that port, with its listener (SCM_RIGHTS), or 0 */
 	OWS_MSG_SPAWN_FAIL = 13, /* err, stage in text */
-	OWS_MSG_EXITED = 14,     /* code; err = the signal that ended it, or 0 */
+	OWS_MSG_EXITED = 14,     /* code; err = the signal that ended it, or 0; under `none`,
+				    offline_calls = the internet sockets it asked for, refused
+				    (channels.c) */
 };
 
 struct ows__msg {
@@ -170,7 +172,10 @@ struct ows__msg {
 	uint32_t id;
 	int32_t code;
 	int32_t err;
-	char text[96];
+	union {
+		char text[96];
+		uint32_t offline_calls; /* OWS_MSG_EXITED */
+	};
 };
 
 struct ows__proof_msg {

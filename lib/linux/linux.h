@@ -276,6 +276,13 @@ OWS__HIDDEN int ows__journal_close(ows__journal *j, ows_error *err);
 OWS__HIDDEN int ows__journal_close_session(const ows_config *config, const char *session_id,
 					   ows_error *err);
 
+/*
+ * ows_session_plan's part for landlock and account (describe.c): the network
+ * plan, limits, shared files, guard and masks added to `doc`, changing nothing.
+ */
+OWS__HIDDEN int ows__linux_describe(const ows_policy *policy, const ows_config *config,
+				    ows_net net, bool account, struct json_t *doc, ows_error *err);
+
 /* Sharing on purpose (creds.c) and the direct provider: posix.h. */
 
 /* The guard (guard.c): posix.h. */

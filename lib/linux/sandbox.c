@@ -652,6 +652,12 @@ static int landlock_close(ows_session *s, ows_error *err)
 	return rc;
 }
 
+static int landlock_describe(const ows_policy *policy, const ows_config *config, ows_net net,
+			 struct json_t *doc, ows_error *err)
+{
+	return ows__linux_describe(policy, config, net, false, doc, err);
+}
+
 const ows__provider ows__landlock_provider = {
 	.name = "landlock",
 	.open = landlock_open,
@@ -660,4 +666,5 @@ const ows__provider ows__landlock_provider = {
 	.kill = ows__ctl_op_kill,
 	.stop = ows__ctl_op_stop,
 	.close = landlock_close,
+	.describe = landlock_describe,
 };

@@ -581,7 +581,13 @@ static void sockets(policy *pol, ows_net net, unsigned flags)
 		values(pol, SYS_socket, ALLOW_VALUES, 0, families_open + 1,
 		       OWS__ARRAY_LEN(families_open) - 1);
 	else if (net == OWS_NET_NONE)
-		values(pol, SYS_socket, ALLOW_VALUES, 0, families_none, OWS__ARRAY_LEN(families_none));
+		/* Any other family goes to the command's reaper, which refuses it (EPERM) and
+		 * counts the internet ones, for the host to say the network is off
+		 * (channels.c).  With no listener (init, a reaper) the call fails, ENOSYS. */
+		add_check(pol, SYS_socket,
+			  (check){.kind = ALLOW_VALUES, .arg = 0, .vals = families_none,
+				  .nvals = OWS__ARRAY_LEN(families_none),
+				  .deny = SECCOMP_RET_USER_NOTIF});
 	else
 		values(pol, SYS_socket, ALLOW_VALUES, 0, families_open, OWS__ARRAY_LEN(families_open));
 	if (!host)
