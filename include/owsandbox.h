@@ -390,12 +390,12 @@ OWS_API int ows_session_sites_json(ows_session *session, char **out, ows_error *
  *
  * Never asked: a site a deny entry covers (a deny wins), and an address on
  * this machine or a private network (refused as always, also after a yes).
- * The callback runs on a thread of the proxy, one ask at a time per host
- * process, never on the loop that moves other connections: it should return
- * quickly (OWS_ASK_LATER while the person thinks).  It may call the library
- * but must not close its own session.  After ows_session_close (or
- * fn = NULL) returns, the callback is not called again for that session and
- * its pending asks are refused.
+ * The callback runs on a thread of the proxy (one, started at the first
+ * ask), one ask at a time per host process, never on the loop that moves
+ * other connections: it should return quickly (OWS_ASK_LATER while the
+ * person thinks).  It may call the library but must not close its own
+ * session.  fn = NULL refuses the pending asks and asks no more; once
+ * ows_session_close returns, the callback is not called again.
  */
 typedef int (*ows_ask_fn)(void *ctx, uint64_t ask_id, const char *host, int port);
 #define OWS_ASK_REFUSE 0
