@@ -394,6 +394,37 @@ OWS_API int ows_session_check_site(ows_session *session, const char *host, int p
  */
 OWS_API int ows_session_sites_json(ows_session *session, char **out, ows_error *err);
 
+/*
+ * The ask hook (allowlist): instead of refusing a site that is not listed,
+ * the proxy holds the connection and asks the host, which may ask the
+ * person.  The callback gets the site's host (normalised) and port and an
+ * id; it answers at once by returning OWS_ASK_ALLOW or OWS_ASK_REFUSE, or
+ * returns OWS_ASK_LATER and answers afterwards, from any thread, with
+ * ows_ask_answer(id, ...).  When no answer comes within `timeout_ms` (0: 60 s)
+ * the connection is refused with the usual 403, and a later answer gets
+ * OWS_ENOTFOUND.  A refusal, a timeout included, shows in the blocked list
+ * as any refusal does.  An "allow" lets that one request (or tunnel) through;
+ * to stop asking for a site, allow it (ows_session_allow_site).
+ *
+ * Never asked: a site a deny entry covers (a deny wins), and an address on
+ * this machine or a private network (refused as always, also after a yes).
+ * The callback runs on a thread of the proxy (one, started at the first
+ * ask), one ask at a time per host process, never on the loop that moves
+ * other connections: it should return quickly (OWS_ASK_LATER while the
+ * person thinks).  It may call the library but must not close its own
+ * session.  fn = NULL refuses the pending asks and asks no more; once
+ * ows_session_close returns, the callback is not called again.
+ */
+typedef int (*ows_ask_fn)(void *ctx, uint64_t ask_id, const char *host, int port);
+#define OWS_ASK_REFUSE 0
+#define OWS_ASK_ALLOW 1
+#define OWS_ASK_LATER 2
+OWS_API int ows_session_set_ask(ows_session *session, ows_ask_fn fn, void *ctx, int timeout_ms,
+				ows_error *err);
+/* Answers a pending ask: allow nonzero lets it through.  OWS_ENOTFOUND when
+ * the ask is answered already, timed out, or its connection or session ended. */
+OWS_API int ows_ask_answer(uint64_t ask_id, int allow, ows_error *err);
+
 /* ------------------------------------------------------------------- spawn */
 
 #define OWS_STDIO_NULL (-1) /* connect this stream to /dev/null */

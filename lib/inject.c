@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +37,25 @@
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "inject.h"
 #include "platform.h"
 #include "proxy.h"
 #include "record.h"
 
-#define MAX_RELAYS 64              /* injected tunnels served at once, per session */
+/*
+ * Injected tunnels served at once (a thread each): a session's share, and the
+ * host process's, so that one session's burst never takes every thread.
+ */
+#define MAX_RELAYS 32
+#define MAX_RELAYS_ALL 256
+#define TRIM_EVERY_MS 2000
+
+static atomic_int relays_all;      /* every session's, for MAX_RELAYS_ALL */
+static _Atomic int64_t trimmed_ms; /* when relay_end last gave memory back */
 #define HANDSHAKE_MS 15000
 #define IDLE_MS (10 * 60 * 1000)   /* a tunnel with no byte either way for this long ends */
 #define RELAY_STACK (256 * 1024)
@@ -1530,6 +1543,26 @@ static void pump(relay *rl, side *c, side *u)
 	ows__reqfilter_free(rq);
 }
 
+/*
+ * A relay's TLS allocations (its trust store parse above all) are made in its
+ * thread's malloc arena, which glibc keeps when the thread ends: a burst of
+ * tunnels left the host tens of MB larger for good.  Given back when the
+ * host's last relay ends, and every few seconds while relays end (free
+ * memory only: nothing in use moves, no setting changes).
+ */
+static void give_memory_back(int left)
+{
+#ifdef __GLIBC__
+	int64_t now = ows__now_ms();
+	int64_t last = atomic_load(&trimmed_ms);
+	if ((left == 0 || now - last >= TRIM_EVERY_MS) &&
+	    atomic_compare_exchange_strong(&trimmed_ms, &last, now))
+		malloc_trim(0);
+#else
+	(void)left;
+#endif
+}
+
 static void relay_end(relay *rl)
 {
 	ows__inject *inj = rl->inj;
@@ -1541,8 +1574,10 @@ static void relay_end(relay *rl)
 	if (rl->next)
 		rl->next->prev = rl->prev;
 	inj->nrelays--;
+	int left = atomic_fetch_sub(&relays_all, 1) - 1;
 	pthread_cond_broadcast(&inj->gone);
 	pthread_mutex_unlock(&inj->mu);
+	give_memory_back(left);
 }
 
 static void *relay_main(void *arg)
@@ -1557,7 +1592,18 @@ static void *relay_main(void *arg)
 	char why[200];
 	trust *store = trust_take(rl->inj);
 	int rc = rng_seed(&r, &e) < 0 ? MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED : 0;
-	if (rc == 0 && (rc = upstream_tls(rl, &u, store, &r)) != 0) {
+	bool up_failed = rc == 0 && (rc = upstream_tls(rl, &u, store, &r)) != 0;
+	if (rc == 0) {
+		/*
+		 * The store is for verifying the host, done now (no renegotiation):
+		 * back to the pool, so that a tunnel held open does not keep a
+		 * parsed copy of the system's trust store to itself.
+		 */
+		mbedtls_ssl_conf_ca_chain(&u.conf, NULL, NULL);
+		trust_give(rl->inj, store);
+		store = NULL;
+	}
+	if (up_failed) {
 		uint32_t flags = mbedtls_ssl_get_verify_result(&u.ssl);
 		if (flags != 0 && flags != (uint32_t)-1) {
 			char v[160];
@@ -1606,7 +1652,12 @@ int ows__inject_serve(ows__inject *inj, ows__sock client, ows__sock upstream, co
 		memcpy(rl->pre, pre, pre_len);
 	rl->pre_len = pre_len;
 	pthread_mutex_lock(&inj->mu);
-	if (inj->stopping || inj->nrelays >= MAX_RELAYS) {
+	bool room = !inj->stopping && inj->nrelays < MAX_RELAYS;
+	if (room && atomic_fetch_add(&relays_all, 1) >= MAX_RELAYS_ALL) {
+		atomic_fetch_sub(&relays_all, 1);
+		room = false;
+	}
+	if (!room) {
 		pthread_mutex_unlock(&inj->mu);
 		/* one try, no wait: the loop's thread calls this, and a fresh socket takes it */
 		static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 49\r\n"
@@ -1633,6 +1684,7 @@ int ows__inject_serve(ows__inject *inj, ows__sock client, ows__sock upstream, co
 		if (rl->next)
 			rl->next->prev = NULL;
 		inj->nrelays--;
+		atomic_fetch_sub(&relays_all, 1);
 		pthread_mutex_unlock(&inj->mu);
 		errno = e;
 		rc = ows__fail_sys(err, host, NULL, "cannot start a thread for an injected tunnel");

@@ -60,7 +60,8 @@
 #define HTTP_IDLE_MS 120000
 
 typedef enum { C_HEAD, C_WAIT, C_BODY, C_CHUNK, C_TUNNEL, C_CLOSING, C_LINGER } cstate_t;
-typedef enum { U_NONE, U_RESOLVING, U_CONNECTING, U_OPEN } ustate_t;
+/* U_ASKING: held while the host's ask hook decides (the ask names it by c->ask_id) */
+typedef enum { U_NONE, U_RESOLVING, U_CONNECTING, U_OPEN, U_ASKING } ustate_t;
 
 struct conn;
 typedef struct endpoint {
@@ -107,6 +108,7 @@ typedef struct conn {
 	int64_t head_ms;   /* when the head being read began (or a response last moved) */
 	bool closed;       /* in the graveyard */
 	bool dead;         /* closed while resolving: freed when the answer comes */
+	uint64_t ask_id;   /* U_ASKING: its pending ask */
 } conn;
 
 typedef struct rjob {
@@ -155,6 +157,9 @@ struct ows__pxc {
 	int next_port;      /* where the search starts: a port freed is reused last */
 	ows__inject *inject; /* the hosts whose TLS is ended for a secret, or NULL; set once */
 	int nconns;          /* its connections open: the loop thread's alone */
+	ows_ask_fn ask_fn;   /* the ask hook, or NULL: under ask_mu */
+	void *ask_ctx;
+	int ask_ms;
 };
 
 /* A listener handed over by a sandbox: a socket in its own network namespace. */
@@ -211,6 +216,11 @@ struct ows_proxy {
 	conn *conns;
 	int nconns;
 	conn *grave;
+
+	/* the thread that calls the ask hooks, started with the first ask: under ask_mu */
+	pthread_t ask_thread;
+	bool ask_started, ask_stop;
+	ows__pxc *calling;  /* whose hook runs now */
 };
 
 /* ------------------------------------------------------------ allow list */
@@ -480,6 +490,214 @@ static int resolve_start(ows_proxy *px, conn *c)
 	return 0;
 }
 
+/* ------------------------------------------------------------ asks */
+
+/*
+ * The ask hook's pending asks, one per held connection, process-wide so that
+ * ows_ask_answer needs only the id (a binding may answer after its session
+ * is gone: the id is then simply not found).  The loop owns the connection;
+ * an ask names it, and the loop drops the ask (under ask_mu) before the
+ * connection can go, so a pointer found under ask_mu is alive.
+ */
+typedef enum { ASK_QUEUED, ASK_CALLED, ASK_ANSWERED } askstate_t;
+
+typedef struct ask {
+	struct ask *next;
+	uint64_t id;
+	ows_proxy *px;
+	conn *c;
+	askstate_t st;
+	bool allow;
+} ask;
+
+#define ASK_DEFAULT_MS 60000
+
+static pthread_mutex_t ask_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ask_cond = PTHREAD_COND_INITIALIZER;
+static ask *asks;
+static uint64_t ask_last; /* ids are never reused */
+
+static ask *ask_find_locked(uint64_t id)
+{
+	for (ask *a = asks; a; a = a->next)
+		if (a->id == id)
+			return a;
+	return NULL;
+}
+
+static void ask_answer_locked(ask *a, bool allow)
+{
+	a->st = ASK_ANSWERED;
+	a->allow = allow;
+	ows__loop_wake(a->px->loop);
+}
+
+/* The oldest ask of px not handed to its hook yet (asks are pushed at the head). */
+static ask *ask_next_locked(const ows_proxy *px)
+{
+	ask *found = NULL;
+	for (ask *a = asks; a; a = a->next)
+		if (a->px == px && a->st == ASK_QUEUED)
+			found = a;
+	return found;
+}
+
+static void *asker_main(void *arg)
+{
+	ows_proxy *px = arg;
+	pthread_mutex_lock(&ask_mu);
+	for (;;) {
+		ask *a = NULL;
+		while (!px->ask_stop && !(a = ask_next_locked(px)))
+			pthread_cond_wait(&ask_cond, &ask_mu);
+		if (px->ask_stop)
+			break;
+		a->st = ASK_CALLED;
+		ows__pxc *cl = a->c->cl;
+		ows_ask_fn fn = cl->ask_fn;
+		void *ctx = cl->ask_ctx;
+		uint64_t id = a->id;
+		char host[OWS__HOST_MAX];
+		snprintf(host, sizeof(host), "%s", a->c->host);
+		int port = a->c->port;
+		if (!fn) { /* the session stopped asking */
+			ask_answer_locked(a, false);
+			continue;
+		}
+		px->calling = cl; /* its close waits for this call to return */
+		pthread_mutex_unlock(&ask_mu);
+		int r = fn(ctx, id, host, port);
+		pthread_mutex_lock(&ask_mu);
+		px->calling = NULL;
+		pthread_cond_broadcast(&ask_cond);
+		if (r != OWS_ASK_LATER && (a = ask_find_locked(id)) && a->st == ASK_CALLED)
+			ask_answer_locked(a, r == OWS_ASK_ALLOW);
+	}
+	pthread_mutex_unlock(&ask_mu);
+	return NULL;
+}
+
+/* Loop thread: holds c and queues an ask for it; false when its session does not ask. */
+static bool ask_start(ows_proxy *px, conn *c, int64_t now)
+{
+	ows__pxc *cl = c->cl;
+	pthread_mutex_lock(&ask_mu);
+	ask *a = cl->ask_fn ? calloc(1, sizeof(*a)) : NULL;
+	if (a && !px->ask_started) {
+		if (pthread_create(&px->ask_thread, NULL, asker_main, px) == 0) {
+			px->ask_started = true;
+		} else {
+			free(a);
+			a = NULL;
+		}
+	}
+	if (!a) {
+		pthread_mutex_unlock(&ask_mu);
+		return false;
+	}
+	a->id = ++ask_last;
+	a->px = px;
+	a->c = c;
+	a->next = asks;
+	asks = a;
+	c->ask_id = a->id;
+	c->ust = U_ASKING;
+	c->deadline = now + cl->ask_ms;
+	pthread_cond_broadcast(&ask_cond);
+	pthread_mutex_unlock(&ask_mu);
+	return true;
+}
+
+/* Loop thread: forgets c's ask (closed, or its deadline passed). */
+static void ask_drop(conn *c)
+{
+	if (!c->ask_id)
+		return;
+	pthread_mutex_lock(&ask_mu);
+	for (ask **ap = &asks; *ap; ap = &(*ap)->next)
+		if ((*ap)->id == c->ask_id) {
+			ask *a = *ap;
+			*ap = a->next;
+			free(a);
+			break;
+		}
+	pthread_mutex_unlock(&ask_mu);
+	c->ask_id = 0;
+	if (c->ust == U_ASKING)
+		c->ust = U_NONE;
+}
+
+/* Loop thread: the asks of px answered since, off the list, oldest last. */
+static ask *asks_answered(ows_proxy *px)
+{
+	ask *done = NULL;
+	pthread_mutex_lock(&ask_mu);
+	for (ask **ap = &asks; *ap;) {
+		ask *a = *ap;
+		if (a->px != px || a->st != ASK_ANSWERED) {
+			ap = &a->next;
+			continue;
+		}
+		*ap = a->next;
+		a->next = done;
+		done = a;
+	}
+	pthread_mutex_unlock(&ask_mu);
+	return done;
+}
+
+int ows_ask_answer(uint64_t ask_id, int allow, ows_error *err)
+{
+	pthread_mutex_lock(&ask_mu);
+	ask *a = ask_find_locked(ask_id);
+	bool pending = a && a->st != ASK_ANSWERED;
+	if (pending)
+		ask_answer_locked(a, allow != 0);
+	pthread_mutex_unlock(&ask_mu);
+	if (!pending)
+		return ows__fail(err, OWS_ENOTFOUND, 0, NULL, NULL,
+				 "no such ask: answered already, timed out, or its connection ended");
+	return 0;
+}
+
+int ows__pxc_set_ask(ows__pxc *cl, ows_ask_fn fn, void *ctx, int timeout_ms, ows_error *err)
+{
+	if (timeout_ms < 0)
+		return ows__fail(err, OWS_EINVAL, 0, NULL, "give 0 for the default (60 s)",
+				 "a negative ask timeout");
+	pthread_mutex_lock(&ask_mu);
+	cl->ask_fn = fn;
+	cl->ask_ctx = ctx;
+	cl->ask_ms = timeout_ms ? timeout_ms : ASK_DEFAULT_MS;
+	if (!fn)
+		for (ask *a = asks; a; a = a->next)
+			if (a->c->cl == cl && a->st != ASK_ANSWERED)
+				ask_answer_locked(a, false);
+	pthread_mutex_unlock(&ask_mu);
+	return 0;
+}
+
+/* The client's hook is called no more once this returns; its asks go with its connections. */
+static void ask_forget_client(ows__pxc *cl)
+{
+	pthread_mutex_lock(&ask_mu);
+	cl->ask_fn = NULL;
+	while (cl->px->calling == cl)
+		pthread_cond_wait(&ask_cond, &ask_mu);
+	pthread_mutex_unlock(&ask_mu);
+}
+
+static void ask_thread_stop(ows_proxy *px)
+{
+	pthread_mutex_lock(&ask_mu);
+	bool started = px->ask_started;
+	px->ask_stop = true;
+	pthread_cond_broadcast(&ask_cond);
+	pthread_mutex_unlock(&ask_mu);
+	if (started)
+		pthread_join(px->ask_thread, NULL);
+}
+
 /* ------------------------------------------------------------ connections */
 
 static void conn_close(ows_proxy *px, conn *c);
@@ -511,6 +729,7 @@ static void conn_close(ows_proxy *px, conn *c)
 		ows__loop_close(px->loop, c->cs, c->c_reg);
 		c->cs = OWS__NOSOCK;
 	}
+	ask_drop(c);
 	bool resolving = c->ust == U_RESOLVING;
 	upstream_reset(px, c);
 	/* off the live list, onto the graveyard (freed after this batch of
@@ -774,6 +993,60 @@ static void connected(ows_proxy *px, conn *c, int64_t now)
 	}
 }
 
+/* Resolves (or takes the literal address of) a checked request's host, then connects. */
+static void go_upstream(ows_proxy *px, conn *c, int64_t now)
+{
+	if (c->kind != OWS__HOST_NAME) {
+		literal(px, c, now);
+		return;
+	}
+	if (resolve_start(px, c) < 0) {
+		respond(c, 502, "Bad Gateway", NULL, "owsbx proxy: out of memory\n");
+		return;
+	}
+	c->ust = U_RESOLVING;
+	c->deadline = now + px->connect_timeout_ms;
+}
+
+/* May an unlisted site be asked about?  When its session has a hook. */
+static bool askable(const conn *c)
+{
+	pthread_mutex_lock(&ask_mu);
+	bool hook = c->cl->ask_fn != NULL;
+	pthread_mutex_unlock(&ask_mu);
+	return hook;
+}
+
+static void progress(ows_proxy *px, conn *c, bool c_rd, bool u_rd, int64_t now);
+static void watch(ows_proxy *px, conn *c);
+
+/* The hook's answers: a yes goes on as a listed site would, a no is the usual refusal. */
+static void take_asks(ows_proxy *px, int64_t now)
+{
+	ask *done = asks_answered(px);
+	while (done) {
+		ask *a = done;
+		done = a->next;
+		conn *c = a->c;
+		c->ask_id = 0;
+		c->ust = U_NONE;
+		c->deadline = 0;
+		/*
+		 * A yes is the exact entry host:port for this request: naming an
+		 * address or localhost exactly opts it in, as it does listed; a
+		 * name that resolves to a private address is still refused.
+		 */
+		c->private_ok = c->kind != OWS__HOST_NAME || strcmp(c->host, "localhost") == 0;
+		if (a->allow)
+			go_upstream(px, c, now);
+		else
+			refuse(px, c, NULL, NULL);
+		progress(px, c, false, false, now);
+		watch(px, c);
+		free(a);
+	}
+}
+
 /* A parsed head is in c->in: check it and send it on its way. */
 static void handle_request(ows_proxy *px, conn *c, int64_t now)
 {
@@ -797,10 +1070,14 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 	c->port = req.port;
 	bool priv = false;
 	char denied[300];
+	bool asking = false;
 	if (!allowed(c->cl, c->host, c->kind, c->port, &priv, denied)) {
-		ows__http_req_release(&req);
-		refuse(px, c, NULL, denied[0] ? denied : NULL);
-		return;
+		asking = !denied[0] && askable(c);
+		if (!asking) {
+			ows__http_req_release(&req);
+			refuse(px, c, NULL, denied[0] ? denied : NULL);
+			return;
+		}
 	}
 	c->private_ok = priv;
 	char *head = NULL;
@@ -842,7 +1119,7 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 	}
 	ows__http_req_release(&req);
 
-	if (!c->is_connect && c->ust == U_OPEN && !c->u_eof && !c->u_shut &&
+	if (!asking && !c->is_connect && c->ust == U_OPEN && !c->u_eof && !c->u_shut &&
 	    c->u_port == c->port && strcmp(c->u_host, c->host) == 0 && !c->to_u.len) {
 		/* keep-alive to the same site: the checked request goes up now */
 		c->to_u = (outbuf){.d = head, .len = head_len};
@@ -855,16 +1132,12 @@ static void handle_request(ows_proxy *px, conn *c, int64_t now)
 	if (head)
 		c->to_u = (outbuf){.d = head, .len = head_len};
 	c->cst = C_WAIT;
-	if (c->kind != OWS__HOST_NAME) {
-		literal(px, c, now);
+	if (asking && !ask_start(px, c, now)) {
+		refuse(px, c, NULL, NULL);
 		return;
 	}
-	if (resolve_start(px, c) < 0) {
-		respond(c, 502, "Bad Gateway", NULL, "owsbx proxy: out of memory\n");
-		return;
-	}
-	c->ust = U_RESOLVING;
-	c->deadline = now + px->connect_timeout_ms;
+	if (!asking)
+		go_upstream(px, c, now);
 }
 
 /* Moves whatever can move on c without blocking. */
@@ -1256,7 +1529,10 @@ static void sweep(ows_proxy *px, int64_t now)
 				continue;
 			}
 			char what[120];
-			if (c->ust == U_RESOLVING || c->ust == U_CONNECTING) {
+			if (c->ust == U_ASKING) {
+				ask_drop(c); /* no answer in time: as refused */
+				refuse(px, c, NULL, NULL);
+			} else if (c->ust == U_RESOLVING || c->ust == U_CONNECTING) {
 				snprintf(what, sizeof(what), "no answer within %d ms from",
 					 px->connect_timeout_ms);
 				fail_upstream(c, 504, what);
@@ -1299,6 +1575,7 @@ static void *loop_main(void *arg)
 		for (int i = 0; i < n; i++) {
 			if (!ev[i].ptr) {
 				take_answers(px, now);
+				take_asks(px, now);
 				continue;
 			}
 			if (ev[i].ptr == &px->ltag) {
@@ -1634,6 +1911,7 @@ void ows_proxy_stop(ows_proxy *px)
 		ows__loop_wake(px->loop);
 		pthread_join(px->thread, NULL);
 	}
+	ask_thread_stop(px); /* the loop's end dropped every ask of px */
 	pthread_mutex_lock(&px->rmu);
 	px->rstop = true;
 	pthread_cond_broadcast(&px->rcond);
@@ -1750,6 +2028,7 @@ void ows__pxc_close(ows__pxc *cl)
 {
 	if (!cl)
 		return;
+	ask_forget_client(cl);
 	pxop op = {.cl = cl, .whole = true};
 	post_op(cl->px, &op);
 	/* the loop hands it nothing more: its tunnels end here */

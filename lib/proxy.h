@@ -158,6 +158,9 @@ OWS__HIDDEN int ows__pxc_disallow(ows__pxc *cl, const char *pattern, ows_error *
  */
 struct ows__inject;
 OWS__HIDDEN void ows__pxc_inject(ows__pxc *cl, struct ows__inject *inj);
+/* The ask hook (ows_session_set_ask): fn NULL stops asking and refuses the pending asks. */
+OWS__HIDDEN int ows__pxc_set_ask(ows__pxc *cl, ows_ask_fn fn, void *ctx, int timeout_ms,
+				 ows_error *err);
 /* Turns the injected secrets in each of `texts` into their placeholders, in place. */
 OWS__HIDDEN void ows__pxc_hide(ows__pxc *cl, ows__strv *texts);
 /* The entries as listed: canonical patterns or "@group", and their sources, appended. */

@@ -853,6 +853,19 @@ int ows_session_allow_site(ows_session *s, const char *pattern, ows_error *err)
 	return rc;
 }
 
+int ows_session_set_ask(ows_session *s, ows_ask_fn fn, void *ctx, int timeout_ms, ows_error *err)
+{
+	int rc = ows__session_enter(s, err);
+	if (rc == 0) {
+		ows__pxc *px = NULL;
+		rc = session_proxy(s, err, &px);
+		if (rc == 0)
+			rc = ows__pxc_set_ask(px, fn, ctx, timeout_ms, err);
+		ows__session_leave(s);
+	}
+	return rc;
+}
+
 int ows_session_remove_site(ows_session *s, const char *pattern, ows_error *err)
 {
 	int rc = ows__session_enter(s, err);

@@ -113,6 +113,7 @@ _errp = ctypes.POINTER(_Err)
 
 OUTPUT_FN = ctypes.CFUNCTYPE(None, _p, _int, _p, _size)
 EVENT_FN = ctypes.CFUNCTYPE(None, _p, _str)
+ASK_FN = ctypes.CFUNCTYPE(_int, _p, ctypes.c_uint64, _str, _int)
 
 STDIO_NULL = -1
 
@@ -168,6 +169,8 @@ _PROTOS: Dict[str, Any] = {
     "ows_session_blocked_json": (_int, [_p, ctypes.c_int64, _pp, _errp]),
     "ows_session_check_site": (_int, [_p, _str, _int, _pp, _errp]),
     "ows_session_sites_json": (_int, [_p, _pp, _errp]),
+    "ows_session_set_ask": (_int, [_p, ASK_FN, _p, _int, _errp]),
+    "ows_ask_answer": (_int, [ctypes.c_uint64, _int, _errp]),
     "ows_spawn_options_init": (None, [ctypes.POINTER(SpawnOptions)]),
     "ows_session_spawn": (_int, [_p, ctypes.POINTER(_str), ctypes.POINTER(SpawnOptions),
                                  _pp, _errp]),

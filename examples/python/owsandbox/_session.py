@@ -557,6 +557,26 @@ class Session:
         return [Site(str(d.get("pattern", "")), str(d.get("source", "")))
                 for d in json.loads(take_string(out) or "[]")]
 
+    def set_ask(self, handler: Optional[Callable[[str, int], Any]], *,
+                timeout: float = 60.0, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
+        """Asks instead of refusing (network "allowlist"): a command's
+        connection to a site the list does not name is held, and
+        handler(host, port) decides; True lets that request through, False
+        (or an exception) refuses it with the usual 403.  No answer within
+        `timeout` seconds refuses it too.  A plain function runs on a thread
+        of its own (it may wait for the person); an `async def` runs as a
+        task on `loop` (default: the running loop).  Refusals show in
+        blocked() as always; deny entries are never asked.  To stop asking
+        for a site, allow_site() it.  None stops asking."""
+        from ._ask import c_hook, loop_for
+        if timeout <= 0:
+            raise ValueError("timeout must be positive (seconds)")
+        cb = c_hook(handler, loop_for(handler, loop)) if handler is not None else None
+        self._call("ows_session_set_ask", "Session.set_ask", cb, None,
+                   max(1, int(timeout * 1000)))
+        if cb is not None:
+            self._keep.append(cb)  # until close: the library calls it until then
+
     def _call(self, name: str, where: str, *args: Any) -> int:
         err = _Err()
         with self._h.use(where) as ptr:
