@@ -196,6 +196,11 @@ static void add_landlock_rows(json_t *caps, enum wall w, int abi, bool unscoped_
 		    "enforced",
 		    "Landlock's read-only rights refuse writing into a FIFO, and seccomp lets no unix "
 		    "socket be made, so none is reached");
+	add_promise(caps, w, "files.read_write_fifos", "partial",
+		    "each FIFO of a read-write folder is covered with an empty file at open, and "
+		    "none can be made there (Landlock); one the person makes after the session "
+		    "opened is not covered",
+		    "partial", ows__host_ns_partial(abi, "files.read_write_fifos"));
 	if (geteuid() == 0)
 		add_promise(caps, w, "files.supplementary_groups", "enforced",
 			    "root host: commands keep only their primary group", "enforced", "");

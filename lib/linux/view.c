@@ -456,6 +456,10 @@ static const struct {
 	 "read-write folder (.git/config, hooks, .bashrc...) cannot be made read-only; only "
 	 "names that appear there and repositories made there are moved aside after each "
 	 "command"},
+	{"files.read_write_fifos", 0,
+	 "no mount namespace (user namespaces are off): a FIFO of the person's in a "
+	 "read-write folder cannot be covered, and carries data to and from its reader or "
+	 "writer outside (none can be made there: Landlock)"},
 	{"processes.outside_visible", 0,
 	 "no PID namespace (user namespaces are off): the machine's processes and their "
 	 "command lines are listed in /proc (not their memory, environment or descriptors: "
