@@ -198,8 +198,9 @@ static void add_landlock_rows(json_t *caps, enum wall w, int abi, bool unscoped_
 		    "socket be made, so none is reached");
 	add_promise(caps, w, "files.read_write_fifos", "partial",
 		    "each FIFO of a read-write folder is covered with an empty file at open, and "
-		    "none can be made there (Landlock); one the person makes after the session "
-		    "opened is not covered",
+		    "none can be made there (Landlock); while one the person made after the "
+		    "session opened is there, no command starts, but a command already running "
+		    "can open it",
 		    "partial", ows__host_ns_partial(abi, "files.read_write_fifos"));
 	if (geteuid() == 0)
 		add_promise(caps, w, "files.supplementary_groups", "enforced",
