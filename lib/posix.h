@@ -181,6 +181,15 @@ OWS__HIDDEN int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv
  * the view; one made later would be a pipe to whoever holds it outside.
  */
 OWS__HIDDEN int ows__guard_fifos(const ows__guard_watch *g, ows_error *err);
+/*
+ * The FIFOs the plan found in the read-write folders, appended to `out` (at
+ * most `max`, else OWS_EINVAL; none twice), for the view to cover: an open
+ * FIFO is a pipe to whoever opens it outside, the person's reader or writer,
+ * and neither seccomp nor Landlock can tell its open() from a file's.  The
+ * guard's walk finds them, at any depth a path can name.
+ */
+OWS__HIDDEN int ows__guard_fifos_known(const ows__guard_watch *g, size_t max, ows__strv *out,
+				       ows_error *err);
 OWS__HIDDEN void ows__guard_watch_free(ows__guard_watch *g);
 /* The built-in list of protected names, relative to a folder; NULL past the end. */
 OWS__HIDDEN const char *ows__guard_default_at(size_t i);

@@ -1008,6 +1008,28 @@ static int sweep_repos(ows__guard_watch *g, const char *tag, ows__strv *moved, o
 	return rc;
 }
 
+int ows__guard_fifos_known(const ows__guard_watch *g, size_t max, ows__strv *out,
+			   ows_error *err)
+{
+	size_t added = 0;
+	for (size_t i = 0; g && i < g->known.len; i++) {
+		const ows__repo *r = &g->known.v[i];
+		bool dup = false;
+		for (size_t j = 0; j < out->len && !dup; j++)
+			dup = strcmp(out->v[j], r->path) == 0; /* a read-only folder's, nested */
+		if (r->kind != OWS_REPO_FIFO || dup)
+			continue;
+		if (++added > max)
+			return ows__fail(err, OWS_EINVAL, 0, r->path,
+					 "remove the FIFOs from the read-write folder, or share a "
+					 "narrower folder", "too many FIFOs in a read-write folder");
+		int rc = ows__strv_push(out, r->path, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /*
  * A FIFO made in a read-write folder after the plan (by the person, or a
  * program of theirs: the agent cannot make one there) is not covered in the

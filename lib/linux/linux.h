@@ -102,11 +102,10 @@ OWS__HIDDEN int ows__seccomp_guard_init(struct sock_filter *insns, size_t max, c
 /* FIFOs and unix sockets: a read-only mount stops neither a write nor a connect. */
 OWS__HIDDEN int ows__mask_channels(const char *dir, size_t max, ows__strv *out, ows_error *err);
 /* The FIFOs and sockets of every read-only folder and of `ro_dirs`, but for those
- * inside a read-write folder nested in a read-only one; the FIFOs of every
- * read-write folder. */
-OWS__HIDDEN int ows__mask_folders(const ows__folder *folders, size_t nfolders,
-				  const char *const *ro_dirs, size_t nro_dirs, size_t max,
-				  ows__strv *out, ows_error *err);
+ * inside a read-write folder nested in a read-only one. */
+OWS__HIDDEN int ows__mask_read_only(const ows__folder *folders, size_t nfolders,
+				    const char *const *ro_dirs, size_t nro_dirs, size_t max,
+				    ows__strv *out, ows_error *err);
 /*
  * Entries this process reads or searches only through the group class of
  * their mode: owned by one of its supplementary groups (not the primary),

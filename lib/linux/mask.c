@@ -6,11 +6,7 @@
  * a FIFO nor a connect() to a listening unix socket: both reach a process
  * outside, and Landlock has no right for connecting to a pathname socket.
  * Every FIFO and socket in a read-only folder is covered inside with an
- * empty read-only file.  So is every FIFO in a read-write folder: an open
- * FIFO is a pipe to whoever opens it outside (the person's reader or
- * writer), and neither seccomp nor Landlock can tell its open() from a
- * file's.  A read-write folder's sockets stay: their connect() is checked
- * (channels.c), and the sandbox's own servers must keep working.
+ * empty read-only file.
  *
  * Groups.  Under an unprivileged host the command keeps the person's
  * supplementary groups (a user namespace cannot drop them: setgroups is
@@ -44,7 +40,6 @@
 
 struct mask_walk {
 	bool groups_only;      /* the group walk; else the channel walk */
-	bool fifos_only;       /* the channel walk of a read-write folder */
 	uid_t uid;             /* whose access is judged */
 	const gid_t *groups;   /* the supplementary groups that must not count */
 	int ngroups;
@@ -87,16 +82,10 @@ static int add(struct mask_walk *w)
 	if (w->added >= w->max)
 		return ows__fail(w->err, OWS_EINVAL, 0, w->path,
 				 w->groups_only ? "report this machine's layout as a bug"
-				 : w->fifos_only ? "remove the FIFOs from the read-write folder, or "
-						   "share a narrower folder"
-						 : "move FIFOs and sockets out of the read-only folder, "
-						   "or share it read-write",
+						: "move FIFOs and sockets out of the read-only folder, "
+						  "or share it read-write",
 				 w->groups_only ? "too many group-only entries in the system folders"
-				 : w->fifos_only ? "too many FIFOs in a read-write folder"
-						 : "too many FIFOs and sockets in a read-only folder");
-	for (size_t i = 0; i < w->out->len; i++)
-		if (strcmp(w->out->v[i], w->path) == 0)
-			return 0; /* a read-only folder nested in a read-write one: walked twice */
+						: "too many FIFOs and sockets in a read-only folder");
 	w->added++;
 	return ows__strv_push(w->out, w->path, w->err);
 }
@@ -142,8 +131,7 @@ static int walk(struct mask_walk *w, int fd, int depth)
 		}
 		if (type == DT_LNK)
 			continue; /* resolved inside to what the view holds */
-		if (w->groups_only ? group_only(w, &st)
-		    : type == DT_FIFO || (type == DT_SOCK && !w->fifos_only)) {
+		if (w->groups_only ? group_only(w, &st) : type == DT_FIFO || type == DT_SOCK) {
 			rc = add(w);
 			continue; /* a covered folder hides everything below it */
 		}
@@ -206,24 +194,15 @@ int ows__mask_group_only(const char *dir, size_t max, ows__strv *out, ows_error 
 	return rc;
 }
 
-/* The FIFOs of a read-write folder. */
-static int mask_fifos(const char *dir, size_t max, ows__strv *out, ows_error *err)
-{
-	struct mask_walk w = {.fifos_only = true, .out = out, .max = max, .err = err};
-	return mask_walk(&w, dir);
-}
-
-int ows__mask_folders(const ows__folder *folders, size_t nfolders, const char *const *ro_dirs,
-		      size_t nro_dirs, size_t max, ows__strv *out, ows_error *err)
+int ows__mask_read_only(const ows__folder *folders, size_t nfolders, const char *const *ro_dirs,
+			size_t nro_dirs, size_t max, ows__strv *out, ows_error *err)
 {
 	size_t start = out->len;
 	int rc = 0;
 	for (size_t i = 0; i < nfolders && rc == 0; i++) {
 		const char *dir = folders[i].path;
-		if (folders[i].access == OWS_ACCESS_RW) {
-			rc = mask_fifos(dir, max - (out->len - start), out, err);
+		if (folders[i].access == OWS_ACCESS_RW)
 			continue;
-		}
 		size_t first = out->len;
 		rc = ows__mask_channels(dir, max - (first - start), out, err);
 		/* A read-write folder nested in this one is bound over it: its channels stay. */

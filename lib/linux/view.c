@@ -259,7 +259,8 @@ static int plan_system(struct ows__plan *p, ows__strv *keep, const struct ows__v
 	if (rc == 0)
 		rc = add_rule(p, "/tmp", fifo_ok(v, "/tmp", all), err);
 	/* Made there by init; its own rule when /tmp's lacks MAKE_FIFO. */
-	if (rc == 0 && p->private_dir && ows__path_under(p->private_dir, "/tmp"))
+	if (rc == 0 && p->private_dir && ows__path_under(p->private_dir, "/tmp") &&
+	    fifo_ok(v, "/tmp", all) != all)
 		rc = add_rule(p, p->private_dir, all, err);
 
 	return rc == 0 ? plan_resolv(p, keep, err) : rc;
