@@ -146,6 +146,18 @@ attack_fifos() {
 	check "$(tag) no FIFO is left in the read-write folder (${got:-none})" test -z "$got"
 	as_person rm -rf "$RW/new" "$RW/Makefile" "$RW/moved"
 
+	# A read-write folder under /tmp: the sandbox's /tmp lies above it, so /tmp loses the
+	# right too, and the private folder (TMPDIR, in /tmp) keeps it by a rule of its own.
+	dir=$(as_person mktemp -d /tmp/owstest-fifos.XXXXXX)
+	out=$(timeout -s KILL 60 runuser -u "$PERSON" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+		HOME="$PHOME" USER="$PERSON" OWSBX_CONFIG="$CONF" "$BIN/owsbx" run --provider "$P" \
+		--net "$NET" --rw "$dir" -- sh -c 'mkfifo "$TMPDIR/a" && echo tmpdir-ok
+			mkfifo "$1/b" 2>/dev/null || echo folder-refused
+			mkfifo /tmp/c 2>/dev/null || echo tmp-refused' sh "$dir" 2>&1 {OWS_LOCK_FD}<&-)
+	check "$(tag) a read-write folder under /tmp: no FIFO in it nor in /tmp, one in TMPDIR ($(tr '\n' ' ' <<<"$out"))" \
+		test "$(tr '\n' ' ' <<<"$out")" = "tmpdir-ok folder-refused tmp-refused "
+	as_person rm -rf "$dir"
+
 	# Made by the person after the session opened, while a command runs: not covered yet
 	# (docs/promises.md, "Not covered"); the read-only folder's is refused by Landlock.
 	fifo_peer_start reader "$RO/late.fifo" "$OUT/late.out" "$RW/.owstest-waiting"
