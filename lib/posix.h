@@ -136,7 +136,8 @@ typedef struct ows__guard_watch ows__guard_watch;
  * (guard_walk.c): a `.git` of any type, a folder that is itself a git
  * directory (HEAD, with objects and refs or a commondir), an `.hg`.
  */
-enum ows__repo_kind { OWS_REPO_DOTGIT, OWS_REPO_GITDIR, OWS_REPO_HG };
+/* OWS_REPO_FIFO: not a repository, a FIFO met on the way (ows__guard_fifos). */
+enum ows__repo_kind { OWS_REPO_DOTGIT, OWS_REPO_GITDIR, OWS_REPO_HG, OWS_REPO_FIFO };
 typedef struct ows__repo {
 	char *path;
 	enum ows__repo_kind kind;
@@ -174,6 +175,21 @@ OWS__HIDDEN int ows__guard_plan(const char *folder, const ows_config *cfg, ows__
  */
 OWS__HIDDEN int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved,
 				 ows__strv *modes, ows_error *err);
+/*
+ * Before each command: OWS_ESPAWN, naming it, when a read-write folder holds
+ * a FIFO that was not there at the plan.  One there at open is covered in
+ * the view; one made later would be a pipe to whoever holds it outside.
+ */
+OWS__HIDDEN int ows__guard_fifos(const ows__guard_watch *g, ows_error *err);
+/*
+ * The FIFOs the plan found in the read-write folders, appended to `out` (at
+ * most `max`, else OWS_EINVAL; none twice), for the view to cover: an open
+ * FIFO is a pipe to whoever opens it outside, the person's reader or writer,
+ * and neither seccomp nor Landlock can tell its open() from a file's.  The
+ * guard's walk finds them, at any depth a path can name.
+ */
+OWS__HIDDEN int ows__guard_fifos_known(const ows__guard_watch *g, size_t max, ows__strv *out,
+				       ows_error *err);
 OWS__HIDDEN void ows__guard_watch_free(ows__guard_watch *g);
 /* The built-in list of protected names, relative to a folder; NULL past the end. */
 OWS__HIDDEN const char *ows__guard_default_at(size_t i);

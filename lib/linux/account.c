@@ -466,9 +466,12 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		goto fail;
 	probes_open(&pb, home, s->id, err);
 	/* Read-only means no FIFO written and no socket reached there either; the
-	 * ACL entries do that only on nodes the person owns. */
+	 * ACL entries do that only on nodes the person owns.  A read-write folder's
+	 * FIFOs are covered too: a pipe to whoever opens them outside. */
 	if ((rc = ows__mask_read_only(folders, nf, NULL, 0, OWS_LAUNCH_MAX_MASKS, &masks,
 				      err)) < 0 ||
+	    (rc = ows__guard_fifos_known(ai->ctl.guard, OWS_LAUNCH_MAX_MASKS - masks.len, &masks,
+					 err)) < 0 ||
 	    (rc = build_argv(&av, &cg_lim, (lim.tmpfs_bytes + (1 << 20) - 1) >> 20, folders, nf,
 			     &guard, &masks, s->id, s->net, unscoped, home, proxy_port, err)) < 0 ||
 	    (rc = start_launcher(ai, av.v, err)) < 0)

@@ -300,6 +300,8 @@ int ows__ctl_spawn(ows_session *s, ows__ctl *c, ows_proc *proc, const char *cons
 	if (c->gone)
 		return ows__fail(err, OWS_ESTATE, 0, NULL, "open a new session",
 				 "the sandbox has ended");
+	if ((rc = ows__guard_fifos(c->guard, err)) < 0)
+		return rc;
 	int memfd = request_memfd(argv, envp, cwd, err);
 	if (memfd < 0)
 		return memfd;

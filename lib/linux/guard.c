@@ -994,7 +994,8 @@ static int sweep_repos(ows__guard_watch *g, const char *tag, ows__strv *moved, o
 	for (int pass = 0; pass < 2 && rc == 0; pass++)
 		for (size_t i = 0; i < found.len && rc == 0; i++) {
 			const ows__repo *r = &found.v[i];
-			if ((r->kind == OWS_REPO_GITDIR) != (pass == 0) || is_known(g, r))
+			if (r->kind == OWS_REPO_FIFO || (r->kind == OWS_REPO_GITDIR) != (pass == 0) ||
+			    is_known(g, r))
 				continue;
 			char head[PATH_MAX + 8];
 			snprintf(head, sizeof(head), "%s/HEAD", r->path);
@@ -1003,6 +1004,61 @@ static int sweep_repos(ows__guard_watch *g, const char *tag, ows__strv *moved, o
 	if (rc == 0 && found.unread > g->unread)
 		rc = ows__strv_pushf(moved, err, "(%zu folders could not be read, so were not "
 				     "searched for repositories)", found.unread - g->unread);
+	ows__repos_free(&found);
+	return rc;
+}
+
+int ows__guard_fifos_known(const ows__guard_watch *g, size_t max, ows__strv *out,
+			   ows_error *err)
+{
+	size_t added = 0;
+	for (size_t i = 0; g && i < g->known.len; i++) {
+		const ows__repo *r = &g->known.v[i];
+		bool dup = false;
+		for (size_t j = 0; j < out->len && !dup; j++)
+			dup = strcmp(out->v[j], r->path) == 0; /* a read-only folder's, nested */
+		if (r->kind != OWS_REPO_FIFO || dup)
+			continue;
+		if (++added > max)
+			return ows__fail(err, OWS_EINVAL, 0, r->path,
+					 "remove the FIFOs from the read-write folder, or share a "
+					 "narrower folder", "too many FIFOs in a read-write folder");
+		int rc = ows__strv_push(out, r->path, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * A FIFO made in a read-write folder after the plan (by the person, or a
+ * program of theirs: the agent cannot make one there) is not covered in the
+ * view, and opening it would join whoever holds it outside; moving it aside
+ * would not help (the agent can open it under any name).  So no command
+ * starts while one is there.  A command already running may still reach it:
+ * the limit is in docs/promises.md.
+ */
+int ows__guard_fifos(const ows__guard_watch *g, ows_error *err)
+{
+	if (!g)
+		return 0;
+	ows__repos found = {0};
+	int rc = 0;
+	for (size_t i = 0; i < g->folders.len && rc == 0; i++)
+		rc = ows__repos_find(g->folders.v[i], false, &found, err);
+	for (size_t i = 0; i < found.len && rc == 0; i++) {
+		const ows__repo *r = &found.v[i];
+		if (r->kind == OWS_REPO_FIFO && !is_known(g, r)) {
+			/* The name may be anyone's: escaped (ows_text_escape). */
+			char shown[4 * PATH_MAX + 1];
+			ows_text_escape(shown, sizeof(shown), r->path);
+			rc = ows__fail(err, OWS_ESPAWN, 0, shown,
+				       "remove it, or close the session and open a new one (a FIFO "
+				       "there at open is covered)",
+				       "a FIFO appeared in a read-write folder after the session "
+				       "opened: a command could reach whoever holds it outside");
+		}
+	}
 	ows__repos_free(&found);
 	return rc;
 }

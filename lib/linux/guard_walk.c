@@ -1,6 +1,7 @@
 /*
  * The guard's walk: every repository git or Mercurial would find under a
- * read-write folder, at open and after each command.
+ * read-write folder, at open and after each command; and every FIFO there,
+ * at open and before each command.
  *
  * git takes a folder for a repository when it holds `.git` (a folder, a
  * `gitdir:` file or a link), and when the folder is itself a git directory
@@ -150,9 +151,14 @@ static int read_folder(int root, const char *folder, const char *rel, bool repai
 		for (size_t i = 0; i < OWS__ARRAY_LEN(marks); i++)
 			if (strcmp(n, marks[i].name) == 0)
 				has |= marks[i].bit;
-		bool dir = e->d_type == DT_DIR;
-		if (e->d_type == DT_UNKNOWN)
-			dir = fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+		bool dir = e->d_type == DT_DIR, fifo = e->d_type == DT_FIFO;
+		if (e->d_type == DT_UNKNOWN && fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			dir = S_ISDIR(st.st_mode);
+			fifo = S_ISFIFO(st.st_mode);
+		}
+		/* A FIFO: the sandbox must not meet one it was not shown covered. */
+		if (fifo && fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode))
+			rc = add(r, folder, rel, n, OWS_REPO_FIFO, &st, err);
 		/* Deeper than a path can name: git cannot run there either. */
 		if (dir && base + 1 + strlen(n) < PATH_MAX - 16)
 			rc = ows__strv_pushf(todo, err, "%s%s%s", rel, rel[0] ? "/" : "", n);

@@ -198,6 +198,12 @@ static void add_landlock_rows(json_t *caps, enum wall w, int abi, bool unscoped_
 		    "enforced",
 		    "Landlock's read-only rights refuse writing into a FIFO, and seccomp lets no unix "
 		    "socket be made, so none is reached");
+	add_promise(caps, w, "files.read_write_fifos", "partial",
+		    "each FIFO of a read-write folder is covered with an empty file at open, and "
+		    "none can be made there (Landlock); while one the person made after the "
+		    "session opened is there, no command starts, but a command already running "
+		    "can open it",
+		    "partial", ows__host_ns_partial(abi, "files.read_write_fifos"));
 	if (geteuid() == 0)
 		add_promise(caps, w, "files.supplementary_groups", "enforced",
 			    "root host: commands keep only their primary group", "enforced", "");

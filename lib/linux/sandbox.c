@@ -338,7 +338,9 @@ static int probes_open(struct probes *pb, struct ows__plan *p, struct landlock_i
 /*
  * What the view covers with an empty read-only file or folder (mask.c): the
  * FIFOs and sockets of the read-only folders, since a read-only mount stops
- * neither a write into one nor a connect; and under an unprivileged host,
+ * neither a write into one nor a connect; the FIFOs of the read-write
+ * folders (found by the guard's walk, at any depth), a pipe to whoever
+ * opens them outside; and under an unprivileged host,
  * which cannot drop the person's supplementary groups, what in /etc and
  * /opt the person reads only through one of them (a root host keeps only
  * the primary group instead, plan_identity).  /usr is not walked: its
@@ -356,11 +358,14 @@ static int plan_masks(struct ows__plan *p, struct landlock_impl *li, const ows_p
 	for (size_t i = 0; i < OWS__ARRAY_LEN(system) && groups_kept && rc == 0; i++)
 		rc = ows__mask_group_only(system[i], max - li->masks.len, &li->masks, err);
 	/* In the host's namespaces Landlock's read-only rights refuse writing into a
-	 * FIFO, and seccomp lets no unix socket be made: nothing there to cover. */
+	 * FIFO, and seccomp lets no unix socket be made: nothing there to cover, but
+	 * a read-write folder's FIFOs, which no mount can cover (partial). */
 	if (rc == 0 && !p->in_host_ns)
 		rc = ows__mask_read_only(policy->folders, policy->nfolders,
 					 (const char *const *)li->share.ro_dirs.v, li->share.ro_dirs.len,
 					 max - li->masks.len, &li->masks, err);
+	if (rc == 0 && !p->in_host_ns)
+		rc = ows__guard_fifos_known(li->ctl.guard, max - li->masks.len, &li->masks, err);
 	return rc;
 }
 

@@ -165,7 +165,25 @@ static int plan_resolv(struct ows__plan *p, ows__strv *keep, ows_error *err)
 	return rc;
 }
 
-static int plan_system(struct ows__plan *p, ows__strv *keep, ows_error *err)
+/*
+ * FIFOs.  A FIFO in a session folder joins whoever opens it there: a reader
+ * or writer of the person's outside, or a tool of the person's that later
+ * opens a name the agent left as a FIFO and waits forever.  So no FIFO is
+ * made in a session folder (Landlock's MAKE_FIFO, which also refuses one
+ * renamed or linked in), nor in a memory folder that holds one below it:
+ * Landlock's rights hold for all beneath their rule.  The private folder
+ * keeps the right (GNU make 4.4's jobserver makes its FIFO in TMPDIR).
+ */
+static uint64_t fifo_ok(const struct ows__view *v, const char *dir, uint64_t access)
+{
+	for (size_t i = 0; i < v->nfolders; i++)
+		if (ows__path_under(v->folders[i].path, dir))
+			return access & ~OWS_LL_FS_MAKE_FIFO;
+	return access;
+}
+
+static int plan_system(struct ows__plan *p, ows__strv *keep, const struct ows__view *v,
+		       ows_error *err)
 {
 	static const char *const dev_links[][2] = {
 		{"/dev/ptmx", "pts/ptmx"}, {"/dev/fd", "/proc/self/fd"},
@@ -231,7 +249,7 @@ static int plan_system(struct ows__plan *p, ows__strv *keep, ows_error *err)
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/dev/shm", .mode = "1777",
 					       .size = p->tmpfs_bytes, .inodes = p->tmpfs_inodes}, err);
 	if (rc == 0)
-		rc = add_rule(p, "/dev/shm", all, err);
+		rc = add_rule(p, "/dev/shm", fifo_ok(v, "/dev/shm", all), err);
 	for (size_t i = 0; i < OWS__ARRAY_LEN(dev_links) && rc == 0; i++)
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_SYMLINK, .src = dev_links[i][1],
 					       .dst = dev_links[i][0]}, err);
@@ -239,7 +257,11 @@ static int plan_system(struct ows__plan *p, ows__strv *keep, ows_error *err)
 		rc = add_mount(p, (struct ows__mnt){.kind = OWS_M_TMPFS, .dst = "/tmp", .mode = "1777",
 					       .size = p->tmpfs_bytes, .inodes = p->tmpfs_inodes}, err);
 	if (rc == 0)
-		rc = add_rule(p, "/tmp", all, err);
+		rc = add_rule(p, "/tmp", fifo_ok(v, "/tmp", all), err);
+	/* Made there by init; its own rule when /tmp's lacks MAKE_FIFO. */
+	if (rc == 0 && p->private_dir && ows__path_under(p->private_dir, "/tmp") &&
+	    fifo_ok(v, "/tmp", all) != all)
+		rc = add_rule(p, p->private_dir, all, err);
 
 	return rc == 0 ? plan_resolv(p, keep, err) : rc;
 }
@@ -359,7 +381,8 @@ static int plan_folders(struct ows__plan *p, ows__strv *keep, const struct ows__
 		}
 		rc = add_mount(p, m, err);
 		if (rc == 0)
-			rc = add_rule(p, f->path, rw ? all : OWS_LL_FS_READ, err);
+			rc = add_rule(p, f->path, rw ? all & ~OWS_LL_FS_MAKE_FIFO : OWS_LL_FS_READ,
+				      err);
 	}
 	/* Bound over themselves: read-only, or read-write only to pin them in place. */
 	for (size_t i = 0; i < v->nguard && rc == 0; i++)
@@ -407,7 +430,7 @@ static int plan_folders(struct ows__plan *p, ows__strv *keep, const struct ows__
 int ows__view_plan(struct ows__plan *p, ows__strv *keep, const struct ows__view *v,
 		   ows_error *err)
 {
-	int rc = p->in_host_ns ? plan_host_system(p, keep, v, err) : plan_system(p, keep, err);
+	int rc = p->in_host_ns ? plan_host_system(p, keep, v, err) : plan_system(p, keep, v, err);
 	if (rc < 0 || (rc = plan_folders(p, keep, v, err)) < 0)
 		return rc;
 	qsort(p->mounts, (size_t)p->nmounts, sizeof(p->mounts[0]), cmp_mount);
@@ -434,6 +457,10 @@ static const struct {
 	 "read-write folder (.git/config, hooks, .bashrc...) cannot be made read-only; only "
 	 "names that appear there and repositories made there are moved aside after each "
 	 "command"},
+	{"files.read_write_fifos", 0,
+	 "no mount namespace (user namespaces are off): a FIFO of the person's in a "
+	 "read-write folder cannot be covered, and carries data to and from its reader or "
+	 "writer outside (none can be made there: Landlock)"},
 	{"processes.outside_visible", 0,
 	 "no PID namespace (user namespaces are off): the machine's processes and their "
 	 "command lines are listed in /proc (not their memory, environment or descriptors: "

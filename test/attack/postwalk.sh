@@ -4,7 +4,8 @@
 # takes the session's ACL entries off.  Links planted there, pointing at the person's
 # secrets (~/.ssh and its key) or at a file of the person's in the folder, must not turn
 # any of these into a change elsewhere: afterwards the key has the same name, owner,
-# mode, ACL and change time.  FIFOs planted there must not wedge the close.
+# mode, ACL and change time.  FIFOs there (the person's: the agent cannot make one,
+# fifos.sh) must not wedge the open nor the close.
 ATTACKS="$ATTACKS postwalk"
 
 # Owner, mode, change time and ACL of each path (FMT: stat's format), without following
@@ -25,13 +26,13 @@ attack_postwalk() {
 	# person.txt's change time moves with its link count: the agent may link it in the folder.
 	before=$(postwalk_state '%u:%g %a %Z' "$PHOME/.ssh" "$key"; postwalk_state '%u:%g %a' "$RW/person.txt")
 	sleep 1.1 # a change from now on shows in the change time
+	as_person sh -c "cd '$RW' && mkdir -p pw/deep sub && mkfifo fifo .gitmodules pw/deep/fifo sub/.git"
 	out=$(timeout -s KILL 60 runuser -u "$PERSON" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
 		HOME="$PHOME" USER="$PERSON" OWSBX_CONFIG="$CONF" "$BIN/owsbx" run --provider "$P" \
 		--net "$NET" --rw "$RW" -- sh -c "cd '$RW' && umask 022 &&
 		ln -s '$key' key.lnk && ln -s '$PHOME/.ssh' ssh.lnk && ln -s '$key' .envrc &&
 		mkdir -p pw/deep && ln -s '$PHOME/.ssh' pw/deep/up && ln -s '$key' pw/.mcp.json &&
 		ln person.txt person.hard 2>/dev/null; ln -s '$PHOME' .vscode &&
-		mkfifo fifo .gitmodules pw/deep/fifo && mkdir -p sub && mkfifo sub/.git &&
 		echo planted" 2>&1 {OWS_LOCK_FD}<&-)
 	rc=$?
 	like "$out" "planted" "$(tag) control: the agent plants links and FIFOs in a read-write folder"

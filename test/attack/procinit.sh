@@ -121,7 +121,7 @@ steps = {
     "rename-whiteout": lambda: (open(sys.argv[1] + "/procinit-from", "w").close(),
                                 sc(316, -100, (sys.argv[1] + "/procinit-from").encode(), -100,
                                    (sys.argv[1] + "/procinit-to").encode(), 4)),
-    "ctl-mkfifo": lambda: os.mkfifo(sys.argv[1] + "/procinit-fifo"),
+    "ctl-mkfifo": lambda: os.mkfifo(os.environ["TMPDIR"] + "/procinit-fifo"), # not in a session folder (fifos.sh)
     "ctl-memfd": lambda: os.close(sc(319, b"x", 0)),
     "ctl-getpid": lambda: sc(39),
     "unshare-user": lambda: sc(272, 0x10000000),

@@ -67,18 +67,7 @@ attack_ro() {
 	out=$(probe "read $RO/readme.txt" 2>&1)
 	like "$out" "^OK:reference$" "$(tag) control: a file in the read-only folder is readable"
 
-	# A FIFO in the read-write folder: a session may still talk through it.
-	if ro_peer_start fifo "$RW/rw.fifo" "$OUT/rwfifo.out"; then
-		out=$(sbx -- /usr/bin/python3 -c "$RO_WRITE_PY" "$RW/rw.fifo" 2>&1)
-		ro_peer_stop "$OUT/rwfifo.out"
-		got=$(cat "$OUT/rwfifo.out" 2>/dev/null)
-		check "$(tag) control: a FIFO in the read-write folder still carries data out" \
-			test "$out/$got" = "WROTE/owstest-leak"
-		[ "$out/$got" = "WROTE/owstest-leak" ] || echo "got: $out/$got" | diag
-	else
-		not_ok "$(tag) premise: the person reads a FIFO in the read-write folder"
-	fi
-	as_person rm -f "$RW/rw.fifo"
+	# A FIFO in the read-write folder: test/attack/fifos.sh.
 
 	if ro_peer_start fifo "$RO/ro.fifo" "$OUT/rofifo.out"; then
 		out=$(sbx -- /usr/bin/python3 -c "$RO_WRITE_PY" "$RO/ro.fifo" 2>&1)
