@@ -22,6 +22,9 @@ if ! tar=$("$OWSTEST_DIR/helpers/debroot.sh" 2>"$work/debroot.err"); then
 fi
 
 # ------------------------------------------------------------------ build
+# lintian and dpkg-buildpackage leave their scratch files (mldbm-elf-*...) in TMPDIR: ours.
+export TMPDIR=$work/tmp
+mkdir -p "$TMPDIR"
 src=$work/src/owsandbox
 mkdir -p "$src"
 if git -C "$OWSTEST_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
