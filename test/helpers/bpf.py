@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bpf.py FILTER NR ARCH [ARG0 ...]: runs a classic BPF seccomp filter (seccomp_dump's lines,
-"code jt jf k") on one seccomp_data and prints the verdict: allow, kill, errno N, or trap...
+"code jt jf k") on one seccomp_data and prints the verdict: allow, kill, errno N, user_notif, or trap...
 Only what lib/linux/seccomp.c emits: ld W abs, jmp ja/jeq/jge/jgt/jset k, alu and k, ret k;
 anything else is an error, so that a new instruction cannot pass unread."""
 import struct
@@ -18,6 +18,8 @@ def verdict(k):
         return "kill"
     if action == 0x00050000:
         return "errno %d" % (k & 0xFFFF)
+    if action == 0x7FC00000:
+        return "user_notif"
     return "action 0x%08x" % k
 
 
