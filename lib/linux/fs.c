@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "posix.h"
 
 /* Below this depth a subtree is moved up to the top instead of descended into. */
@@ -325,29 +326,13 @@ static bool no_tmpfile(int e)
 }
 #endif
 
-/* Writes all of `s`; false on a short write or an error. */
-static bool write_all(int fd, const char *s)
-{
-	size_t n = strlen(s);
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		s += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 #ifdef O_TMPFILE
 /* Locks the unnamed file `fd`, writes `head` and links it to `name`; closes it on failure. */
 static int link_unnamed(int fd, int dirfd, const char *name, const char *head)
 {
 	char proc[40];
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (flock(fd, LOCK_EX) != 0 || !write_all(fd, head) ||
+	if (flock(fd, LOCK_EX) != 0 || ows__plat_write_all(fd, head, strlen(head)) != 0 ||
 	    linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) != 0) {
 		int e = errno;
 		close(fd);
@@ -384,7 +369,7 @@ static int create_named(int dirfd, const char *name, const char *head)
 	}
 	if (fd < 0)
 		return -1; /* EEXIST a hundred times: someone is making these names on purpose */
-	bool linked = flock(fd, LOCK_EX) == 0 && write_all(fd, head) &&
+	bool linked = flock(fd, LOCK_EX) == 0 && ows__plat_write_all(fd, head, strlen(head)) == 0 &&
 		      linkat(dirfd, tmp, dirfd, name, 0) == 0;
 	int e = errno;
 	unlinkat(dirfd, tmp, 0);

@@ -48,6 +48,7 @@
 
 #include "linux.h"
 #include "machine.h"
+#include "platform.h"
 #include "record.h"
 
 void ows_setup_options_init(ows_setup_options *opts)
@@ -260,22 +261,7 @@ static void proof_summary(mctx *m, const char *role, const char *report)
 	json_decref(j);
 }
 
-/* All of buf, through EINTR and short writes; false when the pipe broke. */
-static bool write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
+/* All of buf, through EINTR and short reads; false when the pipe broke first. */
 static bool read_all(int fd, void *buf, size_t len)
 {
 	char *p = buf;
@@ -352,8 +338,10 @@ static int verify_as_person(const char *person, ows_net net, const ows_config *c
 		if (rc == 0)
 			rc = verify_one(net, NULL, c, &rep, &e);
 		size_t len = rep ? strlen(rep) : 0;
-		bool sent = write_all(pfd[1], &rc, sizeof(rc)) && write_all(pfd[1], &e, sizeof(e)) &&
-			    write_all(pfd[1], &len, sizeof(len)) && write_all(pfd[1], rep ? rep : "", len);
+		bool sent = ows__plat_write_all(pfd[1], &rc, sizeof(rc)) == 0 &&
+			    ows__plat_write_all(pfd[1], &e, sizeof(e)) == 0 &&
+			    ows__plat_write_all(pfd[1], &len, sizeof(len)) == 0 &&
+			    ows__plat_write_all(pfd[1], rep ? rep : "", len) == 0;
 		_exit(sent ? 0 : 1);
 	}
 	int saved = errno;
