@@ -96,6 +96,22 @@ static const struct {
 	{".claude", "Claude Code: settings and hooks"},
 	{".codex", "Codex: settings"},
 	{".gemini", "Gemini CLI: settings"},
+	{".yarnrc.yml", "Yarn 2+: yarnPath names the script every yarn command runs"},
+	{".yarnrc", "Yarn 1: yarn-path names the script every yarn command runs"},
+	{"rust-toolchain", "rustup: a toolchain by path, run by every cargo and rustc there"},
+	{"rust-toolchain.toml", "rustup: the same ([toolchain] path)"},
+	{".tool-versions", "asdf, mise: a tool version `path:DIR` runs DIR's programs"},
+	{"mise.toml", "mise: hooks and env scripts run on `cd` (as direnv), tool paths"},
+	{".mise.toml", "mise: the same, hidden"},
+	{"mise.local.toml", "mise: local overrides of mise.toml"},
+	{".mise.local.toml", "mise: local overrides, hidden"},
+	{".mise", "mise: its config folder (.mise/config.toml)"},
+	{".config/mise.toml", "mise: the same config under .config"},
+	{".config/mise", "mise: its config folder under .config"},
+	{".pdbrc", "pdb: its commands (Python statements) run when the debugger starts there"},
+	{".irbrc", "irb: Ruby run when irb starts there"},
+	{".pryrc", "pry: Ruby run when pry starts there"},
+	{".Rprofile", "R: run when R starts there"},
 };
 
 #define GUARD_MAX_DEPTH 4 /* submodules of submodules, commondir, includes */
