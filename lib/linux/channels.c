@@ -91,6 +91,17 @@ int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_getfd, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		/*
+		 * A umask without S_IWOTH (init hands it on): to the reaper, which
+		 * answers with the mask as it is and leaves it.  Reading the umask
+		 * by setting 0 and back (pip, tar, coreutils) still reads it right,
+		 * and nothing made afterwards is writable by other users.
+		 */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_umask, 0, 4), /* to the seccomp check */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, S_IWOTH, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		/*
 		 * No listener of the command's own: where two filters return USER_NOTIF
 		 * the newest's listener answers, and one that answered CONTINUE would
 		 * make the connect (or the socket) the reaper is there to judge.
@@ -289,11 +300,13 @@ static bool still_waiting(int notify, uint64_t id)
 	return ioctl(notify, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
-static pid_t tgid_of(pid_t tid)
+/* A number of /proc/TID/status ("\nKEY:\t..." in `base` 8 or 10), or -1. */
+static long status_number(pid_t tid, const char *key, int base)
 {
-	char path[48] = "/proc/", buf[512];
+	char path[48] = "/proc/", buf[1024], line[32] = "\n";
 	ows__buf_add_num(path, sizeof(path), tid);
 	ows__buf_add(path, sizeof(path), "/status");
+	ows__buf_add(line, sizeof(line), key);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	if (fd >= 0)
@@ -301,12 +314,21 @@ static pid_t tgid_of(pid_t tid)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	const char *s = strstr(buf, "\nTgid:");
-	long v = 0;
-	for (s = s ? s + 6 : ""; *s == '\t' || *s == ' '; s++)
+	const char *s = strstr(buf, line);
+	if (!s)
+		return -1;
+	for (s += strlen(line); *s == '\t' || *s == ' '; s++)
 		;
-	for (; *s >= '0' && *s <= '9'; s++)
-		v = v * 10 + (*s - '0');
+	long v = 0;
+	bool any = false;
+	for (; *s >= '0' && *s < '0' + base; s++, any = true)
+		v = v * base + (*s - '0');
+	return any ? v : -1;
+}
+
+static pid_t tgid_of(pid_t tid)
+{
+	long v = status_number(tid, "Tgid:", 10);
 	return v > 0 ? (pid_t)v : -1;
 }
 
@@ -409,6 +431,23 @@ static void answer(int notify, uint64_t id, int e)
 	ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &r);
 }
 
+/*
+ * umask(mask) without S_IWOTH, not made: the caller gets its umask as it is
+ * (Umask: of its status, Linux 4.7), as if it had set that.  Its status names
+ * the caller only while the call waits; if it cannot be read, the caller is
+ * gone or going, and the answer reaches no one.
+ */
+static void answer_umask(int notify, const struct seccomp_notif *n)
+{
+	long mask = status_number((pid_t)n->pid, "Umask:", 8);
+	struct seccomp_notif_resp r = {.id = n->id, .val = mask, .error = 0};
+	if (mask < 0 || !still_waiting(notify, n->id)) {
+		answer(notify, n->id, EPERM);
+		return;
+	}
+	ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &r);
+}
+
 #define PENDING (-1) /* answered later, when the socket is writable */
 
 /*
@@ -470,6 +509,10 @@ static void take(struct ows__chan_supervisor *s)
 		if ((family == AF_INET || family == AF_INET6) && s->offline_calls < UINT32_MAX)
 			s->offline_calls++;
 		answer(s->notify, n.id, EPERM);
+		return;
+	}
+	if (n.data.nr == SYS_umask) {
+		answer_umask(s->notify, &n);
 		return;
 	}
 	if (n.data.nr != SYS_connect) {

@@ -17,7 +17,7 @@
  * person's terminal), setting S_ISUID/S_ISGID (a set-ID file left in a session
  * folder would run outside the wall later, as its owner, for whoever runs
  * it), and opening a file or folder to other local users: no chmod with
- * S_IWOTH (init sets it in the umask it hands on; umask itself stays, see
+ * S_IWOTH (init sets it in the umask it hands on, and it stays there: see
  * below), and no ACL set (no extended attribute is set at all: the call is
  * skipped and returns 0, see below).  Group write stays: Debian gives each
  * person a private group.  In `none` only AF_UNIX sockets may be created.
@@ -156,11 +156,14 @@ static const long allowed[] = {
 	SYS_mknodat /* type and mode checked */, SYS_fchmod /* mode checked */,
 	SYS_fchmodat /* mode checked */, SYS_fchmodat2 /* mode checked */,
 	SYS_renameat2 /* flags checked */,
-	/* Not filtered, though umask(0) lets the next creation open a file to everyone:
-	 * pip, tar and coreutils read the umask by setting it to 0 and back, then chmod
-	 * what they made by it, so any other answer than the real one breaks them (an
-	 * error comes back as a umask of 0777; a skipped call's 0 leads pip to chmod
-	 * 0666, refused).  Init hands S_IWOTH on in the umask. */
+	/* Not filtered here, though umask(0) would let the next creation open a file to
+	 * everyone: pip, tar and coreutils read the umask by setting it to 0 and back,
+	 * then chmod what they made by it, so any other answer than the real one breaks
+	 * them (an error comes back as a umask of 0777; a skipped call's 0 leads pip to
+	 * chmod 0666, refused).  Init hands S_IWOTH on in the umask, and each command's
+	 * own filter sends a umask without it to the call's reaper, which answers with
+	 * the mask as it is and leaves it (channels.c); in the host's namespaces, where
+	 * no command is supervised, a command may still drop it. */
 	SYS_umask,
 	SYS_newfstatat, SYS_fstat, SYS_statx, SYS_statfs, SYS_fstatfs, SYS_faccessat,
 	SYS_faccessat2, SYS_readlinkat, SYS_getdents64, SYS_getcwd, SYS_chdir, SYS_fchdir,

@@ -3,9 +3,10 @@
 # file or folder stays open after the session.  No command may make one: chmod, fchmod,
 # fchmodat and fchmodat2 with S_IWOTH are refused (seccomp, both providers), and init hands
 # S_IWOTH on in the umask, so that creations with 0666 or 0777 stay closed to others even
-# when the person's umask is 0.  umask itself stays (pip, tar and coreutils read it by
-# setting it to 0 and back): a command that sets 0 itself can still make such files (the
-# README says so).  Group write stays (Debian gives each person a private group).  An ACL
+# when the person's umask is 0; a command cannot take it out either: a umask without it
+# goes to the call's reaper, which answers with the mask as it is and leaves it (pip, tar
+# and coreutils read the umask by setting 0 and back, and still read it right); in the
+# host's namespaces no reaper stands between, and that attack is skipped.  Group write stays (Debian gives each person a private group).  An ACL
 # entry for others or another user opens a file as well: no extended attribute is set inside
 # (the call is skipped and returns 0, so that cp -a of a file with an ACL still works).
 ATTACKS="$ATTACKS worldwrite"
@@ -37,6 +38,14 @@ def umask_read():
     if not old & 0o002:
         raise OSError(errno.EINVAL, "umask %o hands write for others on" % old)
 
+def umask0_creates():
+    os.umask(0)
+    touch("u0-file", 0o666)
+    os.mkdir("u0-dir", 0o777)
+    again = os.umask(0)
+    if not again & 0o002:
+        raise OSError(errno.EINVAL, "umask %o after umask(0): write for others handed on" % again)
+
 def inherited_creates():
     touch("inh-file", 0o666)
     os.mkdir("inh-dir", 0o777)
@@ -56,6 +65,7 @@ steps = {
     "chmod-1777-dir": lambda: (os.mkdir("sticky-dir", 0o755), os.chmod("sticky-dir", 0o1777)),
     "ctl-umask-read": umask_read,
     "inherited-creates": inherited_creates,
+    "umask0-creates": umask0_creates,
 }
 commands = {
     "ctl-coreutils-chmod755": ["sh", "-c", "touch cu-ctl && chmod 600 cu-ctl && chmod 755 cu-ctl"],
@@ -123,6 +133,19 @@ attack_worldwrite() {
 		inherited-creates 2>&1)
 	check "$(tag) control: with the person's umask 0, a command creates" \
 		grep -qx "inherited-creates OK" <<<"$out"
+	# A command's own umask(0) does not take: what it makes stays closed to others.
+	if [ -n "$ATK_HOST_NS" ]; then
+		skip "$(tag) umask(0) inside: in the host's namespaces no reaper answers it, it takes"
+	else
+		out=$(sbx -- /usr/bin/python3 -c "$WORLDWRITE_PY" "$RW" umask0-creates 2>&1)
+		check "$(tag) after its own umask(0), a command creates and still reads a umask with S_IWOTH" \
+			grep -qx "umask0-creates OK" <<<"$out"
+		[ "$(grep -c . <<<"$out")" = 1 ] || diag <<<"$out"
+		out="$(worldwrite_mode u0-file) $(worldwrite_mode u0-dir)"
+		check "$(tag) after umask(0), a 0666 file and a 0777 folder are closed to others ($out)" \
+			test -z "$(as_person find "$RW/u0-file" "$RW/u0-dir" -perm -o+w 2>&1)"
+		check "$(tag) ... and are there" test "${out#*absent}" = "$out"
+	fi
 	# Whatever the steps did, nothing in the folder is writable by others now, and no ACL
 	# inside names nobody.
 	out=$(as_person find "$RW" -perm -o+w -printf '%m %P\n' 2>&1)
@@ -133,5 +156,5 @@ attack_worldwrite() {
 	check "$(tag) setfacl -m o::rw left other without write ($out)" test "$out" = "other::r--"
 	as_person chmod -R o-w "$RW" 2>/dev/null
 	as_person rm -rf "$RW"/ctl* "$RW"/cu-ctl "$RW"/fchmod*-new "$RW"/chmod-dir "$RW"/sticky-dir \
-		"$RW"/inh-* "$RW"/acl-* 2>/dev/null
+		"$RW"/inh-* "$RW"/acl-* "$RW"/u0-* 2>/dev/null
 }

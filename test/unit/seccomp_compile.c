@@ -202,6 +202,8 @@ static unsigned chan_expected(const struct seccomp_data *d, bool offline)
 		return SECCOMP_RET_USER_NOTIF;
 	if (d->nr == SYS_pidfd_getfd)
 		return RET_ERRNO(EPERM);
+	if (d->nr == SYS_umask)
+		return a0 & S_IWOTH ? RET_ALLOW : SECCOMP_RET_USER_NOTIF;
 	if (d->nr == SYS_seccomp)
 		return a0 == SECCOMP_SET_MODE_FILTER && (a1 & SECCOMP_FILTER_FLAG_NEW_LISTENER)
 			       ? RET_ERRNO(EPERM)
@@ -218,7 +220,8 @@ static tally chan_compare(bool offline)
 {
 	static const uint64_t a0s[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, 0, 3, 0xffffffffu,
 				       ((uint64_t)1 << 32) | AF_UNIX, SECCOMP_SET_MODE_STRICT,
-				       SECCOMP_SET_MODE_FILTER, SECCOMP_GET_ACTION_AVAIL};
+				       SECCOMP_SET_MODE_FILTER, SECCOMP_GET_ACTION_AVAIL, 022, 020,
+				       077, 0777, ((uint64_t)1 << 32) | 022};
 	static const uint64_t a1s[] = {0, SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW,
 				       SOCK_STREAM | SOCK_CLOEXEC, SOCK_DGRAM | SOCK_NONBLOCK, 0xf0,
 				       SECCOMP_FILTER_FLAG_NEW_LISTENER,
