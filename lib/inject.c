@@ -55,7 +55,9 @@
 #define TRIM_EVERY_MS 2000
 
 static atomic_int relays_all;      /* every session's, for MAX_RELAYS_ALL */
+#ifdef __GLIBC__
 static _Atomic int64_t trimmed_ms; /* when relay_end last gave memory back */
+#endif
 #define HANDSHAKE_MS 15000
 #define IDLE_MS (10 * 60 * 1000)   /* a tunnel with no byte either way for this long ends */
 #define RELAY_STACK (256 * 1024)
