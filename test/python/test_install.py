@@ -34,6 +34,14 @@ WHEELS = "/usr/share/python-wheels"
 PY = "/usr/bin/python3"
 
 
+@pytest.fixture(autouse=True)
+def _tmpdir_of_its_own(tmp_path_factory: pytest.TempPathFactory,
+                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """What venv and pip leave in TMPDIR goes with the test's folder: ensurepip's pip
+    (an older vendored certifi) extracts cacert.pem there and never removes it."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path_factory.mktemp("tmpdir")))
+
+
 def _clean_env() -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env.update(PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_CONFIG_FILE=os.devnull)
@@ -197,6 +205,8 @@ def _probe(python: str, cwd: str, user: bool = False) -> "list[str]":
         "        print(s.run(['id', '-u']).stdout.decode().strip())\n")
     env = {k: v for k, v in _clean_env().items() if k not in ("OWSANDBOX_LIB", "LD_LIBRARY_PATH")}
     env["HOME"] = cwd
+    if user:
+        env["TMPDIR"] = cwd
     r = subprocess.run([python, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
                        **_as_nobody(user))
     assert r.returncode == 0, r.stderr
@@ -210,6 +220,8 @@ def _as_nobody(user: bool) -> dict:
 def _pip_install(venv: str, wheel: str, user: bool = False) -> None:
     env = _clean_env()
     env["HOME"] = os.path.dirname(venv)
+    if user:  # the test's TMPDIR is root's: nobody's own folder instead
+        env["TMPDIR"] = os.path.dirname(venv)
     r = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install",
                         "--no-index", "--no-cache-dir", wheel],
                        capture_output=True, text=True, env=env, cwd=os.path.dirname(venv),
@@ -253,7 +265,7 @@ def test_wheel_installs_for_a_user_who_cannot_write_the_checkout(wheel: str) -> 
         os.chown(home, NOBODY, NOBODY)
         venv = os.path.join(home, "venv")
         r = subprocess.run([PY, "-m", "venv", venv], capture_output=True, text=True,
-                           cwd=home, **_as_nobody(True))
+                           cwd=home, env=dict(os.environ, TMPDIR=home), **_as_nobody(True))
         if r.returncode != 0:
             pytest.skip("no venv module (apt-get install python3-venv): %s" % r.stderr[-200:])
         _pip_install(venv, wheel, user=True)
