@@ -1575,7 +1575,8 @@ static void *loop_main(void *arg)
 		for (int i = 0; i < n; i++) {
 			if (!ev[i].ptr) {
 				take_answers(px, now);
-				take_asks(px, now);
+				if (px->ask_started) /* the loop's own flag: no lock while none asks */
+					take_asks(px, now);
 				continue;
 			}
 			if (ev[i].ptr == &px->ltag) {

@@ -151,13 +151,15 @@ static int read_folder(int root, const char *folder, const char *rel, bool repai
 		for (size_t i = 0; i < OWS__ARRAY_LEN(marks); i++)
 			if (strcmp(n, marks[i].name) == 0)
 				has |= marks[i].bit;
-		bool dir = e->d_type == DT_DIR, fifo = e->d_type == DT_FIFO;
-		if (e->d_type == DT_UNKNOWN && fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			dir = S_ISDIR(st.st_mode);
-			fifo = S_ISFIFO(st.st_mode);
+		/* One stat: where the type is unknown, and for a FIFO's identity. */
+		bool dir = e->d_type == DT_DIR, fifo = false;
+		if (e->d_type == DT_UNKNOWN || e->d_type == DT_FIFO) {
+			bool there = fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0;
+			dir = there && S_ISDIR(st.st_mode);
+			fifo = there && S_ISFIFO(st.st_mode);
 		}
 		/* A FIFO: the sandbox must not meet one it was not shown covered. */
-		if (fifo && fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode))
+		if (fifo)
 			rc = add(r, folder, rel, n, OWS_REPO_FIFO, &st, err);
 		/* Deeper than a path can name: git cannot run there either. */
 		if (dir && base + 1 + strlen(n) < PATH_MAX - 16)
