@@ -20,13 +20,7 @@
 #include <jansson.h>
 
 #include "owsandbox.h"
-
-static void die(const char *what, const ows_error *err)
-{
-	fprintf(stderr, "proxy_ask_host: %s: %s (%s) %s\n", what, err ? err->what : "",
-		err ? err->where : "", err ? err->hint : "");
-	exit(1);
-}
+#include "../host.h"
 
 static int64_t now_ms(void)
 {
@@ -113,27 +107,6 @@ static int asked(void)
 }
 
 /* ---------------------------------------------------------------- commands */
-
-static ows_proc *spawn_sh(ows_session *s, const char *script, const char *a1, const char *a2)
-{
-	const char *argv[] = {"/bin/sh", "-c", script, "sh", a1, a2, NULL};
-	ows_proc *p;
-	ows_error err;
-	ows_error_clear(&err);
-	if (ows_session_spawn(s, argv, NULL, &p, &err) < 0)
-		die("spawn", &err);
-	return p;
-}
-
-static int wait_code(ows_proc *p)
-{
-	int code = -1;
-	ows_error err;
-	ows_error_clear(&err);
-	if (ows_proc_wait(p, -1, &code, &err) != 1)
-		die("wait", &err);
-	return code;
-}
 
 /* curl through the proxy: the status code into DIR/NAME (so many of them may run at once). */
 #define CURL "curl -s -m 30 -x \"$http_proxy\" -o /dev/null -w '%{http_code}' "

@@ -23,15 +23,8 @@
 #include <jansson.h>
 
 #include "owsandbox.h"
+#include "../host.h"
 #include "../selfcount.h"
-
-static int die(const char *what, const ows_error *err)
-{
-	fprintf(stderr, "proxy_calls_host: %s: %s (%s) %s\n", what, err ? err->what : "",
-		err ? err->where : "", err ? err->hint : "");
-	exit(1);
-}
-
 
 /* The hosts of a blocked list, comma-separated, into out. */
 static void hosts_of(const char *json, char *out, size_t cap)
@@ -88,28 +81,6 @@ static ows_session *open_session(const ows_policy *p, const ows_config *c,
 	if (ows_session_open(p, c, o, &s, &err) < 0)
 		die("open", &err);
 	return s;
-}
-
-static ows_proc *spawn_sh(ows_session *s, const char *script, const char *arg1,
-			  const char *arg2)
-{
-	const char *argv[] = {"/bin/sh", "-c", script, "sh", arg1, arg2, NULL};
-	ows_proc *p;
-	ows_error err;
-	ows_error_clear(&err);
-	if (ows_session_spawn(s, argv, NULL, &p, &err) < 0)
-		die("spawn", &err);
-	return p;
-}
-
-static int wait_code(ows_proc *p)
-{
-	int code = -1;
-	ows_error err;
-	ows_error_clear(&err);
-	if (ows_proc_wait(p, -1, &code, &err) != 1)
-		die("wait", &err);
-	return code;
 }
 
 static void print_blocked(const char *key, ows_proc *p)

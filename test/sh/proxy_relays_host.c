@@ -17,14 +17,8 @@
 #include <unistd.h>
 
 #include "owsandbox.h"
+#include "../host.h"
 #include "../selfcount.h"
-
-static void die(const char *what, const ows_error *err)
-{
-	fprintf(stderr, "proxy_relays_host: %s: %s (%s) %s\n", what, err ? err->what : "",
-		err ? err->where : "", err ? err->hint : "");
-	exit(1);
-}
 
 static long rss_kb(void)
 {
@@ -67,25 +61,10 @@ static ows_session *open_session(const char *dir)
 	return s;
 }
 
-static ows_proc *spawn_sh(ows_session *s, const char *script, const char *a1, const char *a2,
-			  const char *a3)
+/* Its exit code, and the call freed. */
+static int wait_free(ows_proc *p)
 {
-	const char *argv[] = {"/bin/sh", "-c", script, "sh", a1, a2, a3, NULL};
-	ows_proc *p;
-	ows_error err;
-	ows_error_clear(&err);
-	if (ows_session_spawn(s, argv, NULL, &p, &err) < 0)
-		die("spawn", &err);
-	return p;
-}
-
-static int wait_code(ows_proc *p)
-{
-	int code = -1;
-	ows_error err;
-	ows_error_clear(&err);
-	if (ows_proc_wait(p, -1, &code, &err) != 1)
-		die("wait", &err);
+	int code = wait_code(p);
 	ows_proc_free(p);
 	return code;
 }
@@ -106,8 +85,8 @@ static int burst(const char *port, const char *dir, const char *n)
 	ows_session *a = open_session(dir);
 	ows_session *b = open_session(dir);
 	/* one injected request each first: the trust pools and caches are warm */
-	wait_code(spawn_sh(a, INJECTED, dir, port, "warm_a"));
-	wait_code(spawn_sh(b, INJECTED, dir, port, "warm_b"));
+	wait_free(spawn_sh(a, INJECTED, dir, port, "warm_a"));
+	wait_free(spawn_sh(b, INJECTED, dir, port, "warm_b"));
 	int base_threads = self_threads();
 	long base_rss = rss_kb();
 	printf("base_threads=%d\nbase_rss_kb=%ld\n", base_threads, base_rss);
@@ -118,11 +97,11 @@ static int burst(const char *port, const char *dir, const char *n)
 	for (int i = 0; i < 1200 && !exists(dir, "held"); i++)
 		nap_ms(50);
 	printf("held_threads=%d\nheld_rss_kb=%ld\n", self_threads(), rss_kb());
-	wait_code(spawn_sh(b, INJECTED, dir, port, "b_meanwhile"));
+	wait_free(spawn_sh(b, INJECTED, dir, port, "b_meanwhile"));
 	FILE *f = fopen(strcat(strcpy(script, dir), "/release"), "w");
 	if (f)
 		fclose(f);
-	printf("burst_exit=%d\n", wait_code(held));
+	printf("burst_exit=%d\n", wait_free(held));
 	/* the relays see their clients go and end */
 	int after = self_threads_settled(base_threads);
 	for (int i = 0; i < 400 && after > base_threads; i++) {
