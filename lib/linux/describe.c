@@ -7,7 +7,6 @@
  * namespace probe's throwaway child has ended when it returns.
  */
 #include <pwd.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,11 +37,8 @@ static json_t *strv_json(const char *const *v, size_t n)
 static int describe_net(struct ows__plan *p, const ows_config *config, ows_net net, bool account,
 			json_t *doc, ows_error *err)
 {
-	const int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
-			  CLONE_NEWUTS | CLONE_NEWNET;
-	int e;
 	p->userns = !account && geteuid() != 0;
-	if (p->userns && ows__userns_probe(flags, &e) != OWS__USERNS_OK) {
+	if (p->userns && ows__userns_unusable()) {
 		p->userns = false;
 		p->in_host_ns = true;
 	}

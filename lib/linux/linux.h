@@ -137,6 +137,9 @@ enum {
  * in *sys_errno.
  */
 OWS__HIDDEN int ows__userns_probe(int flags, int *sys_errno);
+/* An unprivileged landlock host must run in the host's namespaces: the kernel gives no
+ * usable user namespace (the probe, once per process while it succeeds; sandbox.c). */
+OWS__HIDDEN bool ows__userns_unusable(void);
 
 /* What a refusal is explained from, read from /proc by ows__userns_facts_read. */
 typedef struct ows__userns_facts {

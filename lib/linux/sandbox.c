@@ -394,22 +394,25 @@ static void impl_free(struct landlock_impl *li)
  * giving user namespaces later refuses init's own clone, which forgets this (open). */
 static int userns_known_good;
 
-static void plan_namespaces(struct ows__plan *p, struct landlock_impl *li, const char *id)
+bool ows__userns_unusable(void)
 {
 	const int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
 			  CLONE_NEWUTS | CLONE_NEWNET;
-	int e, step;
-	p->host_pid = getpid();
-	if (!p->userns || __atomic_load_n(&userns_known_good, __ATOMIC_RELAXED))
-		return;
-	step = ows__userns_probe(flags, &e);
-	if (step == OWS__USERNS_OK) {
+	int e;
+	if (__atomic_load_n(&userns_known_good, __ATOMIC_RELAXED))
+		return false;
+	int step = ows__userns_probe(flags, &e);
+	if (step == OWS__USERNS_OK)
 		__atomic_store_n(&userns_known_good, 1, __ATOMIC_RELAXED);
-		return;
-	}
 	/* A /proc refused (a container's masks) keeps the own namespaces: init then fails at
 	 * it, and the refusal names the container option that gives the whole wall. */
-	if (step == OWS__USERNS_PROC)
+	return step != OWS__USERNS_OK && step != OWS__USERNS_PROC;
+}
+
+static void plan_namespaces(struct ows__plan *p, struct landlock_impl *li, const char *id)
+{
+	p->host_pid = getpid();
+	if (!p->userns || !ows__userns_unusable())
 		return;
 	p->userns = false;
 	p->in_host_ns = true;
