@@ -67,8 +67,12 @@ endif
 # the debug symbols apart): the Debian package.
 INSTALL_STRIP ?= -s
 
-# lib/openshell/ is plain POSIX: the Linux and the macOS library build it alike.
-LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/$(OS)/*.c) $(wildcard lib/openshell/*.c))
+# lib/ and lib/proxy/ are portable: every platform builds them.  lib/posix/ and lib/openshell/
+# are plain POSIX: the Linux and the macOS library build them alike.  lib/linux/ has two
+# subfolders: wall/ (the launcher's link list, below) and setup/ (machine setup).
+LIB_SRCS = $(sort $(wildcard lib/*.c lib/proxy/*.c lib/posix/*.c) $(wildcard lib/$(OS)/*.c lib/$(OS)/*/*.c) \
+	   $(wildcard lib/openshell/*.c))
+LIB_HDRS = $(wildcard lib/*.h lib/proxy/*.h lib/posix/*.h lib/$(OS)/*.h lib/$(OS)/*/*.h lib/openshell/*.h)
 LIB_OBJS = $(LIB_SRCS:%.c=build/%.o)
 CLI_SRCS = $(sort $(wildcard cli/*.c))
 CLI_OBJS = $(CLI_SRCS:%.c=build/%.o)
@@ -130,7 +134,7 @@ $(WHEEL_SO): $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,-z,relro,-z,now -Wl,-rpath,'$$ORIGIN' \
 		$(LDFLAGS) -o $@ $^ $(DEP_LIBS)
 
-build/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/$(OS)/*.h) $(wildcard lib/openshell/*.h) $(wildcard cli/*.h)
+build/%.o: %.c include/owsandbox.h $(LIB_HDRS) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
@@ -149,7 +153,7 @@ owsbx: $(CLI_OBJS) libowsandbox.a
 # (or x86_64 on an arm64 machine) cross-builds it with Debian's ARCH-linux-gnu-gcc and the
 # libraries' :arm64 (:amd64) packages (scripts/install-deps.sh --test), its objects under
 # build/linux-ARCH/.  The seccomp filter takes the target's call numbers and AUDIT_ARCH
-# from the target's headers (lib/linux/seccomp.c).
+# from the target's headers (lib/linux/wall/seccomp.c).
 HOST_ARCH   := $(shell uname -m | sed 's/^arm64$$/aarch64/;s/^amd64$$/x86_64/')
 RUNNER_ARCH ?= $(HOST_ARCH)
 RUNNER_ARCHS = x86_64 aarch64
@@ -174,8 +178,7 @@ RUNNER_$(1)_CC ?= $(1)-linux-gnu-gcc
 RUNNER_$(1)_AR ?= $(1)-linux-gnu-ar
 RUNNER_$(1)_OUT = build/linux-$(1)
 
-$$(RUNNER_$(1)_OUT)/%.o: %.c include/owsandbox.h $$(wildcard lib/*.h) $$(wildcard lib/$(OS)/*.h) \
-			 $$(wildcard lib/openshell/*.h) $$(wildcard cli/*.h)
+$$(RUNNER_$(1)_OUT)/%.o: %.c include/owsandbox.h $$(LIB_HDRS) $$(wildcard cli/*.h)
 	@command -v $$(RUNNER_$(1)_CC) >/dev/null || { echo "make runner: no $$(RUNNER_$(1)_CC) to \
 		build the $(1) runner: scripts/install-deps.sh --test installs it" >&2; exit 1; }
 	@mkdir -p $$(dir $$@)
@@ -191,11 +194,13 @@ owsbx-linux-$(1): $$(CLI_OBJS:build/%=$$(RUNNER_$(1)_OUT)/%) $$(RUNNER_$(1)_OUT)
 endef
 $(foreach a,$(filter-out $(HOST_ARCH),$(RUNNER_ARCHS)),$(eval $(call cross_runner,$(a))))
 
-# The account provider's setuid launcher: init, Landlock and seccomp, and the
-# few helpers they use.  No jansson, no inih: it parses no JSON and no INI.
-LAUNCH_OBJS = build/cli/launch/launcher.o $(addprefix build/lib/,linux/init.o linux/channels.o linux/root.o linux/view.o linux/launch.o linux/seccomp.o \
-	      linux/cgroup.o linux/landlock.o linux/fs.o linux/platform.o linux/platform_posix.o linux/acl_codec.o env.o util.o \
-	      error.o)
+# The account provider's setuid launcher: lib/linux/wall/ (init, the plan, the root,
+# Landlock, seccomp, cgroups, the ACL codec: the whole privileged set, one folder to
+# review) and the few portable helpers they use.  No jansson, no inih: it parses no JSON
+# and no INI.
+LAUNCH_HELPERS = env.o util.o error.o posix/fs.o posix/platform_posix.o linux/platform.o
+LAUNCH_OBJS = build/cli/launch/launcher.o $(patsubst %.c,build/%.o,$(sort $(wildcard lib/linux/wall/*.c))) \
+	      $(addprefix build/lib/,$(LAUNCH_HELPERS))
 owsbx-launch: $(LAUNCH_OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pie -Wl,-z,relro,-z,now -o $@ $(LAUNCH_OBJS)
 
@@ -250,9 +255,9 @@ check-kernels: all shared $(UNIT_BINS) $(EXAMPLE_BINS) build/fuzz/proxy_fuzz
 # check` runs it for a few seconds (test/sh/proxy_fuzz.sh); `make fuzz` for
 # FUZZ_SECONDS.
 FUZZ_SECONDS ?= 300
-FUZZ_SRCS = test/fuzz/proxy_fuzz.c lib/http.c lib/hostpat.c lib/sites.c lib/error.c lib/util.c \
-            lib/$(OS)/platform.c lib/linux/platform_posix.c
-build/fuzz/proxy_fuzz: $(FUZZ_SRCS) test/fuzz/driver.c lib/proxy.h lib/internal.h
+FUZZ_SRCS = test/fuzz/proxy_fuzz.c lib/proxy/http.c lib/proxy/hostpat.c lib/proxy/sites.c lib/error.c lib/util.c \
+            lib/$(OS)/platform.c lib/posix/platform_posix.c
+build/fuzz/proxy_fuzz: $(FUZZ_SRCS) test/fuzz/driver.c lib/proxy/proxy.h lib/internal.h
 	@mkdir -p build/fuzz
 	@if clang $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRCS) 2>/dev/null; \
 	then echo libfuzzer > $@.kind; echo "  FUZZ    $@ (libFuzzer)"; \
@@ -324,18 +329,18 @@ clean:
 # Cross-built with mingw-w64; separate objects under build/win, so it never
 # touches the Linux build.  mbedTLS and jansson come from
 # scripts/windows-deps.sh (Debian's source packages built for Windows); inih
-# is lib/win/ini.c, our reader with inih's API (docs/windows.md says why).
+# is lib/inih/ini.c, our reader with inih's API (docs/windows.md says why).
 WIN_CC   ?= x86_64-w64-mingw32-gcc
 WIN_AR   ?= x86_64-w64-mingw32-ar
 WIN_OUT   = build/win
 WIN_DEPS  = build/windeps
-WIN_CPPFLAGS = -Iinclude -Ilib -Ilib/win -Ilib/win/inih -I$(WIN_DEPS)/include \
+WIN_CPPFLAGS = -Iinclude -Ilib -Ilib/win -Ilib/inih -I$(WIN_DEPS)/include \
 	       -DUNICODE -D_UNICODE -D_WIN32_WINNT=0x0A00 -D__USE_MINGW_ANSI_STDIO=1
 WIN_CFLAGS = -std=gnu11 $(WARN) -O2 -g
 WIN_SYSLIBS = -lnetapi32 -ladvapi32 -lfwpuclnt -lole32 -loleaut32 -lcrypt32 -lbcrypt \
 	      -lws2_32 -luuid -luserenv -lshell32 -Wl,-Bstatic -lwinpthread -Wl,-Bdynamic
 WIN_LIBS = -L$(WIN_DEPS)/lib -ljansson -lmbedtls -lmbedx509 -lmbedcrypto $(WIN_SYSLIBS)
-WIN_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/win/*.c))
+WIN_LIB_SRCS = $(sort $(wildcard lib/*.c lib/proxy/*.c lib/inih/*.c) $(wildcard lib/win/*.c))
 WIN_LIB_OBJS = $(WIN_LIB_SRCS:%.c=$(WIN_OUT)/%.o)
 WIN_TEST_SRCS = $(sort $(wildcard test/win/*.c))
 WIN_TEST_BINS = $(WIN_TEST_SRCS:test/win/%.c=$(WIN_OUT)/test/%.exe)
@@ -353,7 +358,7 @@ windows-check: windows
 $(WIN_DEPS)/lib/libjansson.a:
 	scripts/windows-deps.sh
 
-$(WIN_OUT)/%.o: %.c include/owsandbox.h $(wildcard lib/*.h) $(wildcard lib/win/*.h) | $(WIN_DEPS)/lib/libjansson.a
+$(WIN_OUT)/%.o: %.c include/owsandbox.h $(wildcard lib/*.h lib/proxy/*.h lib/inih/*.h) $(wildcard lib/win/*.h) | $(WIN_DEPS)/lib/libjansson.a
 	@mkdir -p $(dir $@)
 	@echo "  WINCC   $<"
 	@$(WIN_CC) $(WIN_CPPFLAGS) $(WIN_CFLAGS) -c $< -o $@
@@ -428,17 +433,15 @@ MAC_ARCHS = aarch64 x86_64
 MAC_OUT   = build/mac
 MAC_DEPS  = build/macdeps
 MAC_ZIG   = build/zig/zig
-# The plain-POSIX files of lib/linux/ that macOS builds as they are.  inih's
-# Debian source is not on the mirror (docs/windows.md): lib/win/ini.c is the
-# reader with inih's API that the Windows build uses too.
-MAC_SHARED_SRCS = lib/linux/platform_posix.c lib/linux/netio_posix.c lib/linux/run_io.c \
-		  lib/linux/creds.c lib/linux/fs.c lib/linux/direct.c lib/linux/guard.c lib/linux/guard_walk.c \
-		  lib/win/ini.c
-MAC_LIB_SRCS = $(sort $(wildcard lib/*.c) $(wildcard lib/darwin/*.c) $(wildcard lib/openshell/*.c)) \
-	       $(MAC_SHARED_SRCS)
+# lib/posix/, which Linux builds too.  inih's Debian source is not on the mirror
+# (docs/windows.md): lib/inih/ini.c is the reader with inih's API that the Windows build
+# uses too.
+MAC_SHARED_SRCS = $(wildcard lib/posix/*.c lib/inih/*.c)
+MAC_LIB_SRCS = $(sort $(wildcard lib/*.c lib/proxy/*.c) $(wildcard lib/darwin/*.c) $(wildcard lib/openshell/*.c) \
+	       $(MAC_SHARED_SRCS))
 MAC_TEST_SRCS = $(sort $(wildcard test/darwin/*.c))
 MAC_CLI_SRCS = cli/main.c cli/args.c cli/complete.c cli/os_posix.c cli/runner.c
-MAC_CPPFLAGS = -Iinclude -Ilib -Ilib/darwin -Ilib/win/inih
+MAC_CPPFLAGS = -Iinclude -Ilib -Ilib/darwin -Ilib/inih
 MAC_CFLAGS = -std=c11 $(WARN) -O2 -g -fvisibility=hidden
 MAC_LIBS = -ljansson -lmbedtls -lmbedx509 -lmbedcrypto
 # On a Mac, scripts/macos-check.sh builds natively: MAC_ARCHS=<its arch> MAC_CC=cc MAC_AR=ar.
@@ -456,15 +459,15 @@ MAC_$(1)_OBJS = $$(patsubst %.c,$(MAC_OUT)/$(1)/%.o,$$(filter-out lib/openshell/
 MAC_$(1)_BINS = $(MAC_OUT)/$(1)/libowsandbox.a $(MAC_OUT)/$(1)/owsbx \
 		$$(MAC_TEST_SRCS:test/darwin/%.c=$(MAC_OUT)/$(1)/test/%)
 
-$(MAC_OUT)/$(1)/%.o: %.c include/owsandbox.h $$(wildcard lib/*.h) $$(wildcard lib/darwin/*.h) \
-		     $$(wildcard lib/linux/netio_posix.h) $$(wildcard lib/openshell/*.h) \
+$(MAC_OUT)/$(1)/%.o: %.c include/owsandbox.h $$(wildcard lib/*.h lib/proxy/*.h lib/posix/*.h lib/inih/*.h) \
+		     $$(wildcard lib/darwin/*.h) $$(wildcard lib/openshell/*.h) \
 		     $$(wildcard cli/*.h) | $(MAC_DEPS)/ready
 	@mkdir -p $$(dir $$@)
 	@echo "  MACCC   $(1) $$<"
 	@$$(MAC_$(1)_CC) $(MAC_CPPFLAGS) -I$(MAC_DEPS)/$(1)/include $(MAC_CFLAGS) -c $$< -o $$@
 
 $(MAC_OUT)/$(1)/lib/openshell/openshell_%.o: lib/openshell/%.c include/owsandbox.h \
-		     $$(wildcard lib/*.h) $$(wildcard lib/openshell/*.h) | $(MAC_DEPS)/ready
+		     $$(wildcard lib/*.h lib/proxy/*.h lib/posix/*.h) $$(wildcard lib/openshell/*.h) | $(MAC_DEPS)/ready
 	@mkdir -p $$(dir $$@)
 	@echo "  MACCC   $(1) $$<"
 	@$$(MAC_$(1)_CC) $(MAC_CPPFLAGS) -I$(MAC_DEPS)/$(1)/include $(MAC_CFLAGS) -c $$< -o $$@

@@ -62,7 +62,7 @@
 
 #include "internal.h"
 #include "platform.h"
-#include "proxy.h"
+#include "proxy/proxy.h"
 
 struct load_ctx {
 	ows_config *config;

@@ -8,7 +8,7 @@
 #include <jansson.h>
 
 #include "internal.h"
-#include "proxy.h"
+#include "proxy/proxy.h"
 #include "platform.h"
 
 static const char *const limit_keys[OWS__LIMIT_MAX] = {

@@ -11,7 +11,7 @@
 #include <jansson.h>
 
 #include "internal.h"
-#include "proxy.h"
+#include "proxy/proxy.h"
 #include "platform.h"
 
 void ows_session_options_init(ows_session_options *opts)

@@ -75,12 +75,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "linux/acl.h"
-#include "linux/cgroup.h"
-#include "linux/init.h"
-#include "linux/launch.h"
+#include "linux/setup/acl.h"
+#include "linux/wall/cgroup.h"
+#include "linux/wall/init.h"
+#include "linux/wall/launch.h"
 #include "linux/limits_plan.h"
-#include "linux/view.h"
+#include "linux/wall/view.h"
 
 #define ID_LEN OWS_LAUNCH_ID_LEN
 #define MAX_FOLDERS OWS_LAUNCH_MAX_FOLDERS

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "darwin.h"
-#include "posix.h"
+#include "posix/posix.h"
 
 #ifndef SZOMB
 #define SZOMB 5 /* <sys/proc.h>: awaiting collection by its parent */

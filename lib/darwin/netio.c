@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "linux/netio_posix.h"
+#include "posix/netio_posix.h"
 
 /* Close on exec, no SIGPIPE, and non-blocking when asked; closes fd on failure. */
 static int sock_setup(int fd, bool nonblock)

@@ -56,7 +56,7 @@
 
 #include "darwin.h"
 #include "platform.h"
-#include "posix.h"
+#include "posix/posix.h"
 #include "profile.h"
 
 /* A check the probe never printed. */

@@ -34,12 +34,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "linux/wall/cgroup.h"
 #include "limits_plan.h"
-#include "init.h"
-#include "launch.h"
-#include "proxy.h"
-#include "view.h"
+#include "linux/wall/init.h"
+#include "linux/wall/launch.h"
+#include "proxy/proxy.h"
+#include "linux/wall/view.h"
 
 extern char **environ;
 

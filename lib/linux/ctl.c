@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "init.h"
-#include "proxy.h"
+#include "linux/wall/init.h"
+#include "proxy/proxy.h"
 #include "record.h"
 
 /* Receives one message and at most one descriptor with it (*fd, else -1). */

@@ -16,7 +16,7 @@
 
 #include "limits_plan.h"
 #include "linux.h"
-#include "view.h"
+#include "linux/wall/view.h"
 
 /* The private home's place in a plan: where the copies would go, never made. */
 #define DESCRIBE_PRIV_HOME "/tmp/owsandbox-plan/home"

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #include "internal.h"
-#include "posix.h"
+#include "posix/posix.h"
 
 /*
  * Landlock.  Debian 12's headers stop at ABI 2, so the structures and

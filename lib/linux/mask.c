@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "linux.h"
-#include "view.h"
+#include "linux/wall/view.h"
 
 /* Deeper than this, a walk gives up rather than miss what lies below. */
 #define MASK_MAX_DEPTH 128

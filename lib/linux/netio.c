@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "linux/netio_posix.h"
+#include "posix/netio_posix.h"
 
 int ows__sock_socket(int family, bool nonblock)
 {

@@ -46,11 +46,11 @@
 
 #include <linux/openat2.h>
 
-#include "cgroup.h"
-#include "init.h"
+#include "linux/wall/cgroup.h"
+#include "linux/wall/init.h"
 #include "limits_plan.h"
-#include "view.h"
-#include "proxy.h"
+#include "linux/wall/view.h"
+#include "proxy/proxy.h"
 
 extern char **environ;
 

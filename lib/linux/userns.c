@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "init.h"
+#include "linux/wall/init.h"
 #include "linux.h"
 
 /* ------------------------------------------------------------- the probe */

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "openshell/openshell.h"
-#include "proxy.h"
+#include "proxy/proxy.h"
 
 /* The image's own paths the agent needs, from restrictive_default_policy()
  * (crates/openshell-policy/src/lib.rs) without /app and /var/log: under

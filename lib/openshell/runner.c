@@ -29,7 +29,7 @@
 
 #include "openshell.h"
 #include "oscli.h"
-#include "posix.h"
+#include "posix/posix.h"
 
 /* ELF64's few fields read here, by offset: macOS has no <elf.h>. */
 enum {

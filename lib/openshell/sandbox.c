@@ -30,7 +30,7 @@
 #include "openshell.h"
 #include "oscli.h"
 #include "platform.h"
-#include "posix.h"
+#include "posix/posix.h"
 
 extern char **environ;
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "proxy.h"
+#include "proxy/proxy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

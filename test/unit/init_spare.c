@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "linux/init.h"
+#include "linux/wall/init.h"
 #include "tap.h"
 
 /* The VmFlags of the mapping holding addr, from /proc/self/smaps ("" when not found). */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inject.h"
+#include "proxy/inject.h"
 #include "tap.h"
 
 static const char secret[] = "ghp_0123456789abcdefghijABCDEFGHIJklmnopqr";

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "linux/view.h"
+#include "linux/wall/view.h"
 #include "tap.h"
 
 int main(void)

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proxy.h"
+#include "proxy/proxy.h"
 #include "tap.h"
 #include "../selfcount.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proxy.h"
+#include "proxy/proxy.h"
 #include "tap.h"
 
 static bool match(const char *pattern, const char *host, int port)

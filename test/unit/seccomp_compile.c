@@ -20,12 +20,12 @@
  * call's own refusal, so the table would have to be restated in another
  * shape, which is the copy this test exists to avoid.)
  */
-#include "linux/seccomp.c"
+#include "linux/wall/seccomp.c"
 
 #include <stdint.h>
 #include <stdio.h>
 
-#include "linux/channels.h"
+#include "linux/wall/channels.h"
 #include "tap.h"
 
 #define KILL SECCOMP_RET_KILL_PROCESS

@@ -1,7 +1,7 @@
 /* The POSIX ACL xattr format (version 2, little-endian entries), as values. */
 #include <string.h>
 
-#include "acl.h"
+#include "linux/setup/acl.h"
 
 static uint16_t get16(const unsigned char *p)
 {

@@ -21,7 +21,7 @@
 #include <linux/magic.h>
 
 #include "cgroup.h"
-#include "linux.h"
+#include "linux/linux.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
 #define MARK "owsandbox+"   /* "owsandbox+memory": we enabled memory in this parent */

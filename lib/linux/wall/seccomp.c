@@ -65,7 +65,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "linux.h"
+#include "linux/linux.h"
 
 #ifndef RENAME_WHITEOUT
 #define RENAME_WHITEOUT (1 << 2) /* <linux/fs.h>, which clashes with <sys/mount.h> users */

@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "linux/netio_posix.h"
+#include "netio_posix.h"
 #include "platform.h"
 
 const char *ows__net_strerror(int code)

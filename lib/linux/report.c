@@ -13,10 +13,10 @@
 
 #include <jansson.h>
 
-#include "cgroup.h"
+#include "linux/wall/cgroup.h"
 #include "limits_plan.h"
 #include "linux.h"
-#include "view.h"
+#include "linux/wall/view.h"
 
 extern const ows__provider ows__landlock_provider;
 extern const ows__provider ows__direct_provider;

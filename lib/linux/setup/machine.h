@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "linux.h"
+#include "linux/linux.h"
 #include "record.h"
 
 #define MODE_STATE 0755

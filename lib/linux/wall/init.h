@@ -22,7 +22,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "linux.h"
+#include "linux/linux.h"
 
 #define OWS_INIT_MAX_MOUNTS 512 /* the system, folders, what the guard binds (192), masks */
 #define OWS_INIT_MAX_RULES 512 /* the view's; /etc split rule by rule when a group's entry is left out */

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "linux.h"
+#include "linux/linux.h"
 
 #define XA_ACCESS "system.posix_acl_access"
 #define XA_DEFAULT "system.posix_acl_default"

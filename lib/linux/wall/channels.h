@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "linux.h"
+#include "linux/linux.h"
 
 /* What init opens before it restricts itself, for every call's reaper. */
 struct ows__chan {

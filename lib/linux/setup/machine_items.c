@@ -23,8 +23,8 @@
 
 #include <jansson.h>
 
-#include "launch.h"
-#include "linux.h"
+#include "linux/wall/launch.h"
+#include "linux/linux.h"
 #include "machine.h"
 #include "record.h"
 

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
-#include "posix.h"
+#include "posix/posix.h"
 
 /* Limits of one request: larger requests are refused before the launcher runs. */
 #define OWS_LAUNCH_MAX_FOLDERS 32   /* --rw and --ro together */

@@ -46,7 +46,7 @@
 
 #include <jansson.h>
 
-#include "linux.h"
+#include "linux/linux.h"
 #include "machine.h"
 #include "platform.h"
 #include "record.h"

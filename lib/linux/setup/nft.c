@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linux.h"
+#include "linux/linux.h"
 
 static const char NFT[] = "/usr/sbin/nft";
 

@@ -28,10 +28,10 @@
 #include <jansson.h>
 #include <mbedtls/platform_util.h>
 
-#include "inject.h"
+#include "proxy/inject.h"
 #include "platform.h"
 #include "posix.h"
-#include "proxy.h"
+#include "proxy/proxy.h"
 
 #define SHARE_MAX_FILE (1u << 20)   /* one file */
 #define SHARE_MAX_TOTAL (16u << 20) /* everything shared with one session */

@@ -33,7 +33,7 @@
 
 #include "channels.h"
 #include "init.h"
-#include "proxy.h"
+#include "proxy/proxy.h"
 #include "view.h"
 
 #ifndef SYS_landlock_create_ruleset
