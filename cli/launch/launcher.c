@@ -31,22 +31,22 @@
  *
  * `session` creates the private folder <state_dir>/sandboxes/<id>/ owned by
  * the account and optional cgroups, then plans the landlock provider's view
- * with the same code (lib/linux/view.c: the system read-only, the folders
+ * with the same code (lib/linux/wall/view.c: the system read-only, the folders
  * at their own paths, each still the one checked here, --guard paths bound
  * read-only and --pin folders read-write over themselves) and clones init
  * into new PID, mount, IPC, UTS and (unless --net open) network namespaces.
- * Init builds that root and pivots into it (lib/linux/root.c), in allowlist
+ * Init builds that root and pivots into it (lib/linux/wall/root.c), in allowlist
  * listens for the proxy inside and hands the socket to the host, becomes the
  * account, restricts itself with Landlock and seccomp, proves the wall and
- * serves the host over the control socket (lib/linux/init.c).  The
+ * serves the host over the control socket (lib/linux/wall/init.c).  The
  * launcher's own process stays outside with a trimmed capability set only to
  * remove the private folder and cgroups once init has ended; init ends when
  * the control socket closes, which includes the host dying.  `cleanup`
  * removes what a session left when that process was killed too.
  *
- * What goes setuid: this file and lib/linux/{init,root,view,seccomp,cgroup,
- * landlock,fs,platform}.c, lib/{env,util,error}.c (see LAUNCH_OBJS in the
- * Makefile).  No jansson, no inih.
+ * What goes setuid: this file, every file of lib/linux/wall/, and the
+ * helpers lib/{env,util,error}.c, lib/posix/{fs,platform_posix}.c and
+ * lib/linux/platform.c (see LAUNCH_OBJS in the Makefile).  No jansson, no inih.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -491,7 +491,7 @@ static int open_sandboxes(void)
 }
 
 /*
- * The session's cgroups (lib/linux/cgroup.c), at the hierarchies' roots:
+ * The session's cgroups (lib/linux/wall/cgroup.c), at the hierarchies' roots:
  * cgroup v2 where its root offers a controller, else v1; a v2 group even
  * with no limit, so that cgroup.kill ends the whole tree.  A limit asked for
  * and not to be had refuses the session; the kill group alone is a bonus.

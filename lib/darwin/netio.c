@@ -3,7 +3,7 @@
  * are level-triggered unless EV_CLEAR is asked for), an EVFILT_USER event to
  * wake the loop, and a pump through a user-space buffer (macOS has no
  * splice).  Sockets get SO_NOSIGPIPE, since macOS documents no MSG_NOSIGNAL.
- * See lib/netio.h; the POSIX rest is lib/linux/netio_posix.c.
+ * See lib/netio.h; the POSIX rest is lib/posix/netio_posix.c.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /*
  * The operating-system calls of the portable core that differ on macOS (see
- * lib/platform.h).  The POSIX rest is lib/linux/platform_posix.c, built here
+ * lib/platform.h).  The POSIX rest is lib/posix/platform_posix.c, built here
  * too.
  *
  * The seatbelt provider needs no administrator: a session's state (record,

@@ -479,7 +479,7 @@ static void net_rules(render *r, const ows__sb_spec *spec)
 }
 
 /*
- * The guard, as lib/linux/guard.c plans it: what the person's git and shell
+ * The guard, as lib/posix/guard.c plans it: what the person's git and shell
  * run later cannot be written, and the folders on the way to it (.git) cannot
  * be removed or renamed (a rename away and a fresh .git would escape the
  * name).  Seatbelt's checks are on names, so unlike Linux's binds this also

@@ -45,7 +45,7 @@ typedef struct ows__sb_spec {
 	const char *marker_allow;
 	const char *marker_deny;
 	/*
-	 * The guard (lib/linux/guard.c's list, planned by the provider): names
+	 * The guard (lib/posix/guard.c's list, planned by the provider): names
 	 * inside a writable folder that the person's own tools run later
 	 * (.git/config, .git/hooks, .bashrc...).  Writes to them are refused
 	 * after the folder's grant, and the folders between the writable folder

@@ -40,7 +40,7 @@ static void add_promise(json_t *caps, bool usable, const char *name, const char 
 		    "provider.seatbelt)");
 }
 
-/* The rows are named as Linux names them (lib/linux/provider.c) where the promise is the same. */
+/* The rows are named as Linux names them (lib/linux/report.c) where the promise is the same. */
 static void add_seatbelt_rows(json_t *caps, bool usable)
 {
 	add_promise(caps, usable, "files.session_folders", "enforced",

@@ -669,7 +669,7 @@ static int open_private(ows_session *s, const ows_config *config, struct sb_impl
 }
 
 /*
- * The guard, planned as on Linux (lib/linux/guard.c): in each read-write
+ * The guard, planned as on Linux (lib/posix/guard.c): in each read-write
  * folder, what the person's git, shell or editor runs later and exists now
  * becomes a guarded path of the profile (no write to it; the folders on the
  * way to it, .git, cannot be renamed or removed); what does not exist yet is

@@ -1,6 +1,6 @@
 /*
  * A small INI reader with inih's callback API and its default rules (see
- * lib/win/inih/ini.h).  Used by the Windows build only: the Linux build links
+ * lib/inih/ini.h).  Used by the Windows build only: the Linux build links
  * Debian's libinih.  test/win/config.c runs it on the same config files the
  * Linux tests use.
  */

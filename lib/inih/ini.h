@@ -2,7 +2,7 @@
  * The subset of inih's API (https://github.com/benhoyt/inih, BSD-3) that
  * lib/config.c uses, for builds where upstream inih is not available (the
  * Windows cross-build here: Debian ships no inih source or mingw build).
- * Implemented in lib/win/ini.c with inih's default behaviour:
+ * Implemented in lib/inih/ini.c with inih's default behaviour:
  *   - "[section]" lines, "name = value" and "name : value" pairs;
  *   - ';' and '#' start a comment line; " ;" starts an inline comment;
  *   - leading and trailing white space is trimmed, a UTF-8 BOM is skipped;

@@ -2,7 +2,7 @@
  * What a Linux session would be built from (ows_session_plan), from the
  * planners the two providers' open calls use, run for their answers alone:
  * the network plan (view.c), the limits (limits_plan.c), what the person
- * shares (creds.c), the guard (guard.c) and the masks (mask.c).  They only
+ * shares (lib/posix/sharing.c), the guard (guard.c) and the masks (mask.c).  They only
  * read: nothing here makes a folder, cgroup, grant or account, and the user
  * namespace probe's throwaway child has ended when it returns.
  */
@@ -32,7 +32,7 @@ static json_t *strv_json(const char *const *v, size_t n)
 /*
  * The namespaces and network plan: the landlock provider of an unprivileged
  * host the kernel gives no usable user namespace runs in the host's own
- * (sandbox.c's plan_namespaces); the account provider's launcher is root.
+ * (landlock.c's plan_namespaces); the account provider's launcher is root.
  */
 static int describe_net(struct ows__plan *p, const ows_config *config, ows_net net, bool account,
 			json_t *doc, ows_error *err)
@@ -101,7 +101,7 @@ static int describe_guard(const ows_policy *policy, const ows_config *config, js
 }
 
 /*
- * The masks, as sandbox.c's plan_masks and account.c choose them: the
+ * The masks, as landlock.c's plan_masks and account.c choose them: the
  * channels of the read-only folders (and of the toolchains, under landlock),
  * and under an unprivileged landlock host what it reads only through a
  * supplementary group in /etc and /opt.
@@ -143,7 +143,7 @@ static void describe_shared(const ows__share *sh, json_t *doc)
 /*
  * Who the commands run as, and what chose that: the account provider's
  * account for the mode; under landlock the person, or under a root host the
- * account sandbox.c's plan_identity picks, in its order.
+ * account landlock.c's plan_identity picks, in its order.
  */
 static void describe_identity(const ows_policy *policy, const ows_config *config, ows_net net,
 			      bool account, json_t *doc)

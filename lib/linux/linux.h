@@ -138,7 +138,7 @@ enum {
  */
 OWS__HIDDEN int ows__userns_probe(int flags, int *sys_errno);
 /* An unprivileged landlock host must run in the host's namespaces: the kernel gives no
- * usable user namespace (the probe, once per process while it succeeds; sandbox.c). */
+ * usable user namespace (the probe, once per process while it succeeds; landlock.c). */
 OWS__HIDDEN bool ows__userns_unusable(void);
 
 /* What a refusal is explained from, read from /proc by ows__userns_facts_read. */
@@ -286,7 +286,7 @@ OWS__HIDDEN int ows__journal_close_session(const ows_config *config, const char 
 OWS__HIDDEN int ows__linux_describe(const ows_policy *policy, const ows_config *config,
 				    ows_net net, bool account, struct json_t *doc, ows_error *err);
 
-/* Sharing on purpose (creds.c) and the direct provider: posix.h. */
+/* Sharing on purpose (lib/posix/sharing.c) and the direct provider: posix.h. */
 
 /* The guard (guard.c): posix.h. */
 

@@ -2,7 +2,7 @@
  * The proxy's platform layer on Linux: epoll (level-triggered), an eventfd
  * to wake the loop, and splice(2) through a pipe so that relayed bytes never
  * enter user space.  See lib/netio.h; the POSIX rest is
- * lib/linux/netio_posix.c.
+ * lib/posix/netio_posix.c.
  */
 #include <errno.h>
 #include <fcntl.h>

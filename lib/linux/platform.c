@@ -1,7 +1,7 @@
 /*
  * The operating-system calls of the portable core that differ on Linux (see
  * lib/platform.h): where the machine's files are, its providers, and the
- * random source.  The POSIX rest is lib/linux/platform_posix.c, which the
+ * random source.  The POSIX rest is lib/posix/platform_posix.c, which the
  * macOS build shares.
  */
 #include <errno.h>

@@ -276,7 +276,7 @@ static int report_json(const ows_config *config, char **out, ows_error *err)
 	/* Root's run makes its namespaces without a probe, and only allowlist brings
 	 * loopback up: without CAP_NET_ADMIN (a container) the others still run. */
 	bool no_loopback = !ns && geteuid() == 0 && nsstep == OWS__USERNS_LOOPBACK;
-	/* A refused /proc is not worked around in the host's namespaces (sandbox.c). */
+	/* A refused /proc is not worked around in the host's namespaces (landlock.c). */
 	bool no_proc = !ns && nsstep == OWS__USERNS_PROC;
 
 	/* Without Landlock, why and the one thing to do (ows__landlock_unavailable() refuses with it). */

@@ -280,7 +280,7 @@ static int emit_network(FILE *f, const ows__os_spec *spec, ows_error *err)
 	 * not list. */
 	if (spec->profile == OWS__OS_NONE)
 		return 0;
-	/* The hosts of each profile are lib/sites.c's groups, as the proxy uses them. */
+	/* The hosts of each profile are lib/proxy/sites.c's groups, as the proxy uses them. */
 	fputs("network_policies:\n", f);
 	int rc = emit_network_entry(f, "code_hosting", "code-hosting",
 				    ows__sites_group("code-hosting"), err);

@@ -7,7 +7,7 @@
  *
  * Each session keeps a record, ~/.config/coworker/sandbox-runtime/<id>/,
  * holding a file locked while the host lives (the same lock-from-birth file
- * as the private folders, lib/linux/fs.c), the rendered policy and the
+ * as the private folders, lib/posix/fs.c), the rendered policy and the
  * private home with the shared copies.  Never /tmp: the gateway NVIDIA's
  * installer sets up runs with a private /tmp and could not mount a folder
  * there.  The next open removes the sandbox and record of every host that

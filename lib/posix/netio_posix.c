@@ -3,7 +3,7 @@
  * sockets and poll: listening, accepting, connecting, sending and the
  * stdio tunnel.  Built for Linux and for macOS (the Makefile's
  * MAC_SHARED_SRCS); the event loop, the pump and the few calls that differ
- * (lib/linux/netio_posix.h) are each OS's netio.c.
+ * (lib/posix/netio_posix.h) are each OS's netio.c.
  */
 #include <errno.h>
 #include <fcntl.h>

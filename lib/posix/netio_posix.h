@@ -1,5 +1,5 @@
 /*
- * Between lib/linux/netio_posix.c, the POSIX half of lib/netio.h, and each
+ * Between lib/posix/netio_posix.c, the POSIX half of lib/netio.h, and each
  * POSIX system's netio.c (lib/linux/, lib/darwin/): the few socket calls that
  * differ.  Internal.
  */

@@ -1,7 +1,7 @@
 /*
  * The parts of the POSIX back ends that are plain POSIX: implemented in
- * lib/linux/ (fs.c, creds.c, direct.c) and built for Linux and for macOS
- * alike.  Private folders and their removal, a file locked from birth,
+ * lib/posix/ (fs.c, sharing.c, direct.c, guard.c, run_io.c) and built for
+ * Linux and for macOS alike.  Private folders and their removal, a file locked from birth,
  * sharing on purpose, and the direct provider's calls, which the seatbelt
  * provider (lib/darwin/sandbox.c) spawns and waits through.  No Linux
  * header: lib/darwin/ includes it too.
@@ -53,7 +53,7 @@ OWS__HIDDEN bool ows__is_create_temp(const char *name);
 /* For the tests: when set, the named temporary file is used as if O_TMPFILE were missing. */
 OWS__HIDDEN extern bool ows__tmpfile_off;
 
-/* ------------------------------------------------ sharing (creds.c) */
+/* ------------------------------------------------ sharing (sharing.c) */
 
 /* A copy for the private home: a file's content, or a folder to make. */
 typedef struct ows__file {
@@ -73,7 +73,7 @@ typedef struct ows__share {
 	ows__strv ro_dirs;  /* toolchain folders, absolute, to be visible read-only */
 	ows__strv path_dirs;/* their bin folders, for PATH */
 	char *agent_text;   /* what the agent can do with them; NULL when nothing is shared */
-	/* the secrets of injected entries, for the session's proxy (lib/inject.h);
+	/* the secrets of injected entries, for the session's proxy (lib/proxy/inject.h);
 	 * NULL when none.  Freed with the share unless handed on. */
 	struct ows__inject *inject;
 } ows__share;
@@ -122,7 +122,7 @@ OWS__HIDDEN void ows__direct_stop(ows_session *s);
 OWS__HIDDEN int ows__exit_fd_open(pid_t pid);
 
 /*
- * The guard (lib/linux/guard.c, built for macOS too): what other tools run later, in a read-write folder.
+ * The guard (lib/posix/guard.c, built for macOS too): what other tools run later, in a read-write folder.
  * Plans for one folder: `ro`, existing paths to bind read-only over
  * themselves; `pin`, git folders to bind read-write over themselves (a mount
  * point cannot be renamed away); names that cannot be bound (absent, or a

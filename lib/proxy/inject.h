@@ -1,5 +1,5 @@
 /*
- * Credentials kept outside the sandbox (lib/inject.c).  A shared login
+ * Credentials kept outside the sandbox (lib/proxy/inject.c).  A shared login
  * marked `inject` reaches the sandbox as a placeholder of the secret's
  * length; for the entry's hosts only, the proxy ends the sandbox's TLS with
  * a certificate from a CA made for this session (its key never leaves the

@@ -1,5 +1,5 @@
 /*
- * The allow-list proxy's portable parts, shared between lib/proxy.c, the
+ * The allow-list proxy's portable parts, shared between lib/proxy/proxy.c, the
  * pattern matcher (hostpat.c), the request parser (http.c), the named
  * groups (sites.c), the tests and the fuzz target.  Nothing here touches a
  * socket; lib/netio.h is the platform layer.
@@ -153,7 +153,7 @@ OWS__HIDDEN int ows__pxc_allow(ows__pxc *cl, const char *pattern, const char *so
 OWS__HIDDEN int ows__pxc_disallow(ows__pxc *cl, const char *pattern, ows_error *err);
 /*
  * Ends the TLS of CONNECTs to the injector's hosts to put its secrets in
- * (lib/inject.h); the client owns it from now on and frees it at close.
+ * (lib/proxy/inject.h); the client owns it from now on and frees it at close.
  * Called once, before the session's commands run.
  */
 struct ows__inject;

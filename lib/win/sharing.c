@@ -1,5 +1,5 @@
 /*
- * Credentials on Windows: not yet.  The Linux catalog (lib/linux/creds.c) names
+ * Credentials on Windows: not yet.  The Linux catalog (lib/posix/sharing.c) names
  * POSIX paths and copies them into a sandbox home; the windows provider refuses
  * a policy with credentials (account.c), so the catalog says so too, and the
  * DLL still exports every function the header declares.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bpf.py FILTER NR ARCH [ARG0 ...]: runs a classic BPF seccomp filter (seccomp_dump's lines,
 "code jt jf k") on one seccomp_data and prints the verdict: allow, kill, errno N, user_notif, or trap...
-Only what lib/linux/seccomp.c emits: ld W abs, jmp ja/jeq/jge/jgt/jset k, alu and k, ret k;
+Only what lib/linux/wall/seccomp.c emits: ld W abs, jmp ja/jeq/jge/jgt/jset k, alu and k, ret k;
 anything else is an error, so that a new instruction cannot pass unread."""
 import struct
 import sys

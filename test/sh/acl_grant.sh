@@ -244,7 +244,7 @@ kill -9 "${HPID[h3]}"
 wait "${HPID[h3]}" 2>/dev/null
 check "the killed host's grant stays until cleanup" has_entry "$H/project/a.txt" "user:$TA:rw-"
 # Where the file system has no O_TMPFILE a journal is made under a temporary name and
-# then linked (lib/linux/fs.c); a host killed in between leaves that name behind.
+# then linked (lib/posix/fs.c); a host killed in between leaves that name behind.
 TMPJ=$WORK/state/journal/$TUID-$TU/.S9.journal.0a1b2c
 as_person sh -c "printf 'owsj1 $TUID\n' > '$TMPJ'"
 is "$(host_cmd h4 "cleanup")" "ok 2" "cleanup by the next host revokes the dead host's 2 grants"

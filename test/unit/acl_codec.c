@@ -1,4 +1,4 @@
-/* test/unit/acl_codec.c: the POSIX ACL values (lib/linux/acl_codec.c): any size the kernel
+/* test/unit/acl_codec.c: the POSIX ACL values (lib/linux/wall/acl_codec.c): any size the kernel
  * takes, and what an agent-made node keeps at handback. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * Credential injection's filters (lib/inject.c): the request side puts the
+ * Credential injection's filters (lib/proxy/inject.c): the request side puts the
  * secret in the named header of each request head and nowhere else, however
  * the bytes arrive; what it cannot frame safely it refuses; the response
  * side turns every copy of the secret back into its placeholder, also one

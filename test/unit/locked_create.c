@@ -1,5 +1,5 @@
 /*
- * test/unit/locked_create.c: ows__create_locked_at() (lib/linux/fs.c), the grant
+ * test/unit/locked_create.c: ows__create_locked_at() (lib/posix/fs.c), the grant
  * journal's way of making a file that is locked before anyone can open it by name,
  * with an unnamed O_TMPFILE file and with the named temporary file used where the
  * file system has no O_TMPFILE (overlayfs before Linux 6.6).

@@ -1,5 +1,5 @@
 /*
- * The host's one proxy and its clients (lib/proxy.h, ows__pxc_*), over real
+ * The host's one proxy and its clients (lib/proxy/proxy.h, ows__pxc_*), over real
  * loopback sockets, without a sandbox: two clients share one proxy (one set
  * of threads) and keep their own lists, sources and refusals; a listener
  * adopted for a call tells that call's refusals to it alone; a call's end

@@ -1,7 +1,7 @@
 /*
  * The seccomp program against the table it is compiled from.
  *
- * lib/linux/seccomp.c turns a verdict per call number (and argument checks)
+ * lib/linux/wall/seccomp.c turns a verdict per call number (and argument checks)
  * into BPF: ranges, a binary search, labels resolved into jump offsets.  Here
  * each configuration's program is run by a small BPF interpreter on every
  * call number of the table and past it, each checked argument on its edge

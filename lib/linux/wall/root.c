@@ -486,7 +486,7 @@ static void enter_host_session(struct ows__plan *p)
 	 * Where the person has a delegated cgroup v2 (systemd's user@UID.service),
 	 * init would move itself into a new group below it here, while the host's
 	 * /sys is writable to it, and close would end the session with
-	 * cgroup.kill, which nothing inside can step out of (lib/linux/cgroup.c,
+	 * cgroup.kill, which nothing inside can step out of (lib/linux/wall/cgroup.c,
 	 * the cgroup work of issue 10).  Until then the subreaper is what ends it.
 	 */
 }

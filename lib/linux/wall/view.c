@@ -440,7 +440,7 @@ int ows__view_plan(struct ows__plan *p, ows__strv *keep, const struct ows__view 
 /*
  * What a sandbox in the host's namespaces keeps only in part, and from
  * which Landlock ABI on it keeps it in full (0: none yet).  The report
- * (provider.c) names the same rows with the same reasons.
+ * (lib/linux/report.c) names the same rows with the same reasons.
  */
 static const struct {
 	const char *promise;
