@@ -75,7 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "linux/setup/acl.h"
+#include "linux/wall/acl_codec.h"
 #include "linux/wall/cgroup.h"
 #include "linux/wall/init.h"
 #include "linux/wall/launch.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linux/setup/acl.h"
+#include "linux/wall/acl_codec.h"
 #include "tap.h"
 
 #define ACCT 998

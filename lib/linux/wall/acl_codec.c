@@ -1,7 +1,10 @@
-/* The POSIX ACL xattr format (version 2, little-endian entries), as values. */
+/*
+ * The POSIX ACL xattr format (version 2, little-endian entries), as values
+ * (acl_codec.h).  Linked by the setuid launcher: no I/O, no allocation.
+ */
 #include <string.h>
 
-#include "linux/setup/acl.h"
+#include "acl_codec.h"
 
 static uint16_t get16(const unsigned char *p)
 {
