@@ -451,11 +451,12 @@ MAC_AR ?= $(MAC_ZIG) ar
 # One set of rules per arch: the objects, the library, the CLI and the tests.
 define mac_arch
 MAC_$(1)_CC   = $(or $(MAC_CC),build/zig/bin/$(1)-macos-cc)
-# lib/openshell/'s objects are named openshell_*.o: an archive member goes by its base name
-# alone, and sandbox.o, machine.o, policy.o are taken (test/sh/macos_build.sh unpacks it).
-MAC_$(1)_OBJS = $$(patsubst %.c,$(MAC_OUT)/$(1)/%.o,$$(filter-out lib/openshell/%,$$(MAC_LIB_SRCS))) \
-		$$(patsubst lib/openshell/%.c,$(MAC_OUT)/$(1)/lib/openshell/openshell_%.o, \
-			    $$(filter lib/openshell/%,$$(MAC_LIB_SRCS)))
+# lib/openshell/'s and lib/darwin/'s objects are named openshell_*.o and darwin_*.o: an
+# archive member goes by its base name alone, and sandbox.o, machine.o, policy.o are taken
+# (test/sh/macos_build.sh unpacks it).
+MAC_$(1)_OBJS = $$(patsubst %.c,$(MAC_OUT)/$(1)/%.o,$$(filter-out lib/openshell/% lib/darwin/%,$$(MAC_LIB_SRCS))) \
+		$$(foreach d,openshell darwin,$$(patsubst lib/$$(d)/%.c,$(MAC_OUT)/$(1)/lib/$$(d)/$$(d)_%.o, \
+			    $$(filter lib/$$(d)/%,$$(MAC_LIB_SRCS))))
 MAC_$(1)_BINS = $(MAC_OUT)/$(1)/libowsandbox.a $(MAC_OUT)/$(1)/owsbx \
 		$$(MAC_TEST_SRCS:test/darwin/%.c=$(MAC_OUT)/$(1)/test/%)
 
@@ -468,6 +469,12 @@ $(MAC_OUT)/$(1)/%.o: %.c include/owsandbox.h $$(wildcard lib/*.h lib/proxy/*.h l
 
 $(MAC_OUT)/$(1)/lib/openshell/openshell_%.o: lib/openshell/%.c include/owsandbox.h \
 		     $$(wildcard lib/*.h lib/proxy/*.h lib/posix/*.h) $$(wildcard lib/openshell/*.h) | $(MAC_DEPS)/ready
+	@mkdir -p $$(dir $$@)
+	@echo "  MACCC   $(1) $$<"
+	@$$(MAC_$(1)_CC) $(MAC_CPPFLAGS) -I$(MAC_DEPS)/$(1)/include $(MAC_CFLAGS) -c $$< -o $$@
+
+$(MAC_OUT)/$(1)/lib/darwin/darwin_%.o: lib/darwin/%.c include/owsandbox.h \
+		     $$(wildcard lib/*.h lib/proxy/*.h lib/posix/*.h) $$(wildcard lib/darwin/*.h) | $(MAC_DEPS)/ready
 	@mkdir -p $$(dir $$@)
 	@echo "  MACCC   $(1) $$<"
 	@$$(MAC_$(1)_CC) $(MAC_CPPFLAGS) -I$(MAC_DEPS)/$(1)/include $(MAC_CFLAGS) -c $$< -o $$@

@@ -279,16 +279,30 @@ struct ows_proc {
 	unsigned offline_calls; /* `none`: its internet sockets refused, told with its exit */
 };
 
-/* The openshell provider's setup (lib/openshell/machine.c), for ows_machine_setup. */
-OWS__HIDDEN int ows__os_setup(const ows_setup_options *o, ows_error *err);
-/* Its plan, for ows_machine_plan: the steps setup would take, changing nothing. */
-OWS__HIDDEN int ows__os_plan(const ows_setup_options *o, char **plan, ows_error *err);
 /*
- * Which setup ows_machine_setup() runs for the options' provider (lib/record.c):
- * 0 the machine's own (none named, or one of this platform's own), 1
- * openshell's, or OWS_EUNSUPPORTED for a provider this platform lacks.
+ * A machine's setup, as the public ows_machine_* calls and ows_report_json (lib/machine.c)
+ * reach it: what setup would change (plan), makes (setup) and undoes (remove), how it
+ * stands (status: the number of failing rows), what crashed hosts left (cleanup: how many
+ * grants it revoked) and what the machine can enforce (report).  `c` is never NULL:
+ * lib/machine.c hands a NULL config over as the machine's.  A provider's `machine` names
+ * the setup it needs; NULL is the platform's own, ows__machine_own (its machine.c), which
+ * has every entry.  openshell's (lib/openshell/machine.c) has plan, setup and status.
  */
-OWS__HIDDEN int ows__setup_target(const ows_setup_options *o, ows_error *err);
+typedef struct ows__machine_ops {
+	int (*plan)(const ows_config *c, const ows_setup_options *o, char **plan, ows_error *err);
+	int (*setup)(const ows_config *c, const ows_setup_options *o, ows_error *err);
+	int (*status)(const ows_config *c, char **status, ows_error *err);
+	int (*remove)(const ows_config *c, const ows_setup_options *o, ows_error *err);
+	int (*cleanup)(const ows_config *c, ows_error *err);
+	int (*report)(const ows_config *c, char **out, ows_error *err);
+} ows__machine_ops;
+
+OWS__HIDDEN extern const ows__machine_ops ows__machine_own;
+OWS__HIDDEN extern const ows__machine_ops ows__openshell_machine;
+/* The own setup's entries that live outside the platform's machine.c: the report of what
+ * the machine can enforce, and the cleanup of what crashed hosts left (its grants). */
+OWS__HIDDEN int ows__report_json(const ows_config *c, char **out, ows_error *err);
+OWS__HIDDEN int ows__machine_cleanup(const ows_config *c, ows_error *err);
 
 typedef struct ows__provider {
 	const char *name;
@@ -322,6 +336,8 @@ typedef struct ows__provider {
 	 * object), changing nothing.  NULL: the session's common fields alone. */
 	int (*describe)(const ows_policy *policy, const ows_config *config, ows_net net,
 			struct json_t *doc, ows_error *err);
+	/* Its machine's setup (above); NULL: the platform's own. */
+	const ows__machine_ops *machine;
 } ows__provider;
 
 /*

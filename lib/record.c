@@ -417,17 +417,3 @@ bool ows__ini_get(const char *in, const char *section, const char *key, char *ou
 	}
 	return found;
 }
-
-int ows__setup_target(const ows_setup_options *o, ows_error *err)
-{
-	/* A host built against an older header passes a struct without the field. */
-	bool has = o && o->size >= offsetof(ows_setup_options, provider) + sizeof(o->provider);
-	const char *p = has ? o->provider : NULL;
-	if (!p)
-		return 0;
-	if (!ows__provider_find(p))
-		return ows__fail(err, OWS_EUNSUPPORTED, 0, p,
-				 "run `owsbx report` to see the providers this machine offers",
-				 "this provider cannot be set up here");
-	return strcmp(p, "openshell") == 0 ? 1 : 0;
-}

@@ -14,14 +14,6 @@
 
 #include "darwin.h"
 
-void ows_setup_options_init(ows_setup_options *opts)
-{
-	if (opts) {
-		memset(opts, 0, sizeof(*opts));
-		opts->size = sizeof(*opts);
-	}
-}
-
 static int dump(json_t *j, char **out, ows_error *err)
 {
 	*out = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
@@ -29,14 +21,12 @@ static int dump(json_t *j, char **out, ows_error *err)
 	return *out ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
 }
 
-int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **plan, ows_error *err)
+static int machine_plan(const ows_config *c, const ows_setup_options *o, char **plan,
+			ows_error *err)
 {
 	if (!plan)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "plan_json is NULL");
 	*plan = NULL;
-	int target = ows__setup_target(o, err);
-	if (target != 0)
-		return target < 0 ? target : ows__os_plan(o, plan, err);
 	json_t *notes = json_pack("[s]", "nothing to set up on macOS: the seatbelt provider uses "
 				  "what macOS ships; `owsbx machine sandbox status` says whether "
 				  "sessions can start");
@@ -45,11 +35,8 @@ int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **pla
 		    plan, err);
 }
 
-int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error *err)
+static int machine_setup(const ows_config *c, const ows_setup_options *o, ows_error *err)
 {
-	int target = ows__setup_target(o, err);
-	if (target != 0)
-		return target < 0 ? target : ows__os_setup(o, err);
 	(void)c;
 	(void)err;
 	if (o && o->progress)
@@ -57,7 +44,7 @@ int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error
 	return 0;
 }
 
-int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_error *err)
+static int machine_remove(const ows_config *c, const ows_setup_options *o, ows_error *err)
 {
 	(void)c;
 	(void)err;
@@ -67,7 +54,7 @@ int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_erro
 }
 
 /* Sessions of hosts that died: their processes, private folders and records. */
-int ows_machine_cleanup(const ows_config *c, ows_error *err)
+int ows__machine_cleanup(const ows_config *c, ows_error *err)
 {
 	(void)c; /* the records live in one place whatever the config */
 	return ows__sb_cleanup(err);
@@ -120,17 +107,15 @@ static int machine_status(const ows_config *c, char **status, ows_error *err)
 	return rc < 0 ? rc : failing;
 }
 
-/* A NULL config is the machine's (ows_config_load(NULL)), as the header says. */
-int ows_machine_status(const ows_config *c, char **status, ows_error *err)
-{
-	ows_config machine;
-	const ows_config *use;
-	int rc = ows__config_or_machine(c, &machine, &use, err);
-	if (rc == 0)
-		rc = machine_status(use, status, err);
-	ows__config_release(&machine);
-	return rc;
-}
+/* The machine's own setup (lib/machine.c): the seatbelt's and direct's. */
+const ows__machine_ops ows__machine_own = {
+	.plan = machine_plan,
+	.setup = machine_setup,
+	.status = machine_status,
+	.remove = machine_remove,
+	.cleanup = ows__machine_cleanup,
+	.report = ows__report_json, /* provider.c */
+};
 
 /* ------------------------------------------------- what macOS does not have */
 

@@ -66,7 +66,7 @@ static void add_seatbelt_rows(json_t *caps, bool usable)
 		    "another uid (a setuid program) is not found");
 }
 
-static int report_json(const ows_config *config, char **out, ows_error *err)
+int ows__report_json(const ows_config *config, char **out, ows_error *err)
 {
 	if (!out)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "out is NULL");
@@ -96,16 +96,4 @@ static int report_json(const ows_config *config, char **out, ows_error *err)
 	*out = root ? json_dumps(root, JSON_COMPACT) : NULL;
 	json_decref(root);
 	return *out ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
-}
-
-/* A NULL config is the machine's (ows_config_load(NULL)), as the header says. */
-int ows_report_json(const ows_config *config, char **out, ows_error *err)
-{
-	ows_config machine;
-	const ows_config *use;
-	int rc = ows__config_or_machine(config, &machine, &use, err);
-	if (rc == 0)
-		rc = report_json(use, out, err);
-	ows__config_release(&machine);
-	return rc;
 }

@@ -1,4 +1,8 @@
-/* The Linux providers, and what this machine can enforce. */
+/*
+ * What this machine can enforce, provider by provider (`owsbx report`, the own setup's
+ * report entry), and whether the landlock provider's user namespaces work here.  Reads
+ * and probes only: the probe's throwaway child has ended when a call returns.
+ */
 #include <errno.h>
 #include <limits.h>
 #include <linux/seccomp.h>
@@ -17,25 +21,6 @@
 #include "limits_plan.h"
 #include "linux.h"
 #include "linux/wall/view.h"
-
-extern const ows__provider ows__landlock_provider;
-extern const ows__provider ows__direct_provider;
-extern const ows__provider ows__account_provider;
-extern const ows__provider ows__openshell_provider;
-
-const ows__provider *ows__provider_find(const char *name)
-{
-	static const ows__provider *const providers[] = {
-		&ows__landlock_provider,
-		&ows__account_provider,
-		&ows__direct_provider,
-		&ows__openshell_provider,
-	};
-	for (size_t i = 0; name && i < OWS__ARRAY_LEN(providers); i++)
-		if (strcmp(providers[i]->name, name) == 0)
-			return providers[i];
-	return NULL;
-}
 
 /*
  * Tries the namespaces the landlock provider creates, in a throwaway child,
@@ -259,7 +244,7 @@ static void add_landlock_rows(json_t *caps, enum wall w, int abi, bool unscoped_
 		    "with cgroup.kill");
 }
 
-static int report_json(const ows_config *config, char **out, ows_error *err)
+int ows__report_json(const ows_config *config, char **out, ows_error *err)
 {
 	if (!out)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "out is NULL");
@@ -344,18 +329,4 @@ static int report_json(const ows_config *config, char **out, ows_error *err)
 	*out = root ? json_dumps(root, JSON_COMPACT) : NULL;
 	json_decref(root);
 	return *out ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
-}
-
-/* ----------------------------------------- the public calls: a NULL config */
-
-/* A NULL config is the machine's (ows_config_load(NULL)), as the header says. */
-int ows_report_json(const ows_config *config, char **out, ows_error *err)
-{
-	ows_config machine;
-	const ows_config *use;
-	int rc = ows__config_or_machine(config, &machine, &use, err);
-	if (rc == 0)
-		rc = report_json(use, out, err);
-	ows__config_release(&machine);
-	return rc;
 }

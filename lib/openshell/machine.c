@@ -335,11 +335,9 @@ int ows__os_refuse(const ows__os_facts *f, ows_error *err)
 	return 0;
 }
 
-int ows_machine_status_of(const ows_config *c, const char *provider, char **status,
-			  ows_error *err)
+/* ows_machine_status_of(c, "openshell"): the rows above, whatever the machine's config. */
+static int os_status(const ows_config *c, char **status, ows_error *err)
 {
-	if (!provider || strcmp(provider, "openshell") != 0)
-		return ows_machine_status(c, status, err);
 	if (!status)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "status_json is NULL");
 	return ows__os_status_json(status, err);
@@ -616,7 +614,7 @@ static json_t *plan_changes(const ows__os_facts *f, const char *prefix)
 	return c;
 }
 
-int ows__os_plan(const ows_setup_options *o, char **plan, ows_error *err)
+static int os_plan(const ows_config *c, const ows_setup_options *o, char **plan, ows_error *err)
 {
 	if (!plan)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "plan_json is NULL");
@@ -640,7 +638,7 @@ int ows__os_plan(const ows_setup_options *o, char **plan, ows_error *err)
 	return *plan ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
 }
 
-int ows__os_setup(const ows_setup_options *o, ows_error *err)
+static int os_setup(const ows_config *c, const ows_setup_options *o, ows_error *err)
 {
 	ows__os_facts f;
 	ows__os_facts_read(&f);
@@ -675,3 +673,11 @@ int ows__os_setup(const ows_setup_options *o, ows_error *err)
 			       "the OpenShell gateway is not running");
 	return rc;
 }
+
+/* The openshell provider's setup (lib/machine.c): it installs and removes nothing the
+ * machine's own setup records, so remove, cleanup and the report are the machine's. */
+const ows__machine_ops ows__openshell_machine = {
+	.plan = os_plan,
+	.setup = os_setup,
+	.status = os_status,
+};

@@ -472,4 +472,5 @@ const ows__provider ows__openshell_provider = {
 	.stop = ows__direct_stop,
 	.close = os_close,
 	.allow_site = os_allow_site,
+	.machine = &ows__openshell_machine,
 };

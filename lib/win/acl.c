@@ -569,20 +569,13 @@ int ows_acl_revoke(const ows_config *config, const char *session_id, const char 
 	return rc;
 }
 
-int ows_machine_cleanup(const ows_config *config, ows_error *err)
+int ows__machine_cleanup(const ows_config *config, ows_error *err)
 {
-	ows_config defaults;
-	int rc, revoked = 0;
-	if (!config) {
-		if ((rc = ows__config_machine(&defaults, err)) < 0)
-			return rc;
-		config = &defaults;
-	}
+	int revoked = 0;
 	char *pattern = ows__asprintf(err, "%s\\journal\\*.journal", config->state_dir);
 	wchar_t *w = pattern ? ows__wide(pattern) : NULL;
 	WIN32_FIND_DATAW fd;
 	HANDLE h = w ? FindFirstFileW(w, &fd) : INVALID_HANDLE_VALUE;
-	rc = 0;
 	if (h != INVALID_HANDLE_VALUE) {
 		do {
 			char *name = ows__narrow(fd.cFileName);
@@ -622,7 +615,5 @@ int ows_machine_cleanup(const ows_config *config, ows_error *err)
 	}
 	free(w);
 	free(pattern);
-	if (config == &defaults)
-		ows__config_release(&defaults);
 	return revoked;
 }

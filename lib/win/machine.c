@@ -51,14 +51,6 @@ static const char *const DENIED_RIGHTS[] = {
 };
 #define USERLIST_KEY L"SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon\\SpecialAccounts\\UserList"
 
-void ows_setup_options_init(ows_setup_options *opts)
-{
-	if (opts) {
-		memset(opts, 0, sizeof(*opts));
-		opts->size = sizeof(*opts);
-	}
-}
-
 /* ------------------------------------------------------------ secrets */
 
 int ows__win_password(wchar_t out[33], ows_error *err)
@@ -750,18 +742,11 @@ static int need_admin(ows_error *err)
 			 "setting up the Windows sandbox needs an administrator");
 }
 
-int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **plan,
-		     ows_error *err)
+static int machine_plan(const ows_config *c, const ows_setup_options *o, char **plan,
+			ows_error *err)
 {
-	ows_config defaults;
 	if (!plan)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "plan is NULL");
-	if (!c) {
-		int crc = ows__config_machine(&defaults, err);
-		if (crc < 0)
-			return crc;
-		c = &defaults;
-	}
 	json_t *ch = json_array();
 	const wchar_t *users[] = {OWS__WIN_OPEN_USER, OWS__WIN_CLOSED_USER};
 	const char *users8[] = {OWS__WIN_OPEN_USER_A, OWS__WIN_CLOSED_USER_A};
@@ -786,29 +771,16 @@ int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **pla
 				 c->state_dir, "admin", ows__win_is_admin(), "changes", ch);
 	*plan = root ? json_dumps(root, JSON_COMPACT | JSON_INDENT(0)) : NULL;
 	json_decref(root);
-	if (c == &defaults)
-		ows__config_release(&defaults);
 	(void)o;
 	return *plan ? 0 : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
 }
 
-int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error *err)
+static int machine_setup(const ows_config *c, const ows_setup_options *o, ows_error *err)
 {
-	ows_config defaults;
 	if (o && o->size < sizeof(*o))
 		return ows__fail(err, OWS_EINVAL, 0, "ows_setup_options.size", NULL, "struct too small");
-	/* No openshell here: a provider named is one of Windows's own, or refused. */
-	int target = ows__setup_target(o, err);
-	if (target < 0)
-		return target;
 	if (!ows__win_is_admin())
 		return need_admin(err);
-	if (!c) {
-		int crc = ows__config_machine(&defaults, err);
-		if (crc < 0)
-			return crc;
-		c = &defaults;
-	}
 	mctx m = {.c = c, .err = err};
 	ows_setup_options_init(&m.o);
 	if (o)
@@ -848,23 +820,14 @@ int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error
 	free(person);
 	free(sandboxes);
 	free(journal);
-	if (c == &defaults)
-		ows__config_release(&defaults);
 	return rc;
 }
 
-int ows_machine_status(const ows_config *c, char **status, ows_error *err)
+static int machine_status(const ows_config *c, char **status, ows_error *err)
 {
-	ows_config defaults;
 	if (!status)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "status is NULL");
 	*status = NULL;
-	if (!c) {
-		int crc = ows__config_machine(&defaults, err);
-		if (crc < 0)
-			return crc;
-		c = &defaults;
-	}
 	json_t *rows = json_array(), *rec = NULL;
 	int failing = 0;
 	const char *fix = ows__win_is_admin() ? "owsbx machine sandbox setup" : OWS__WIN_SETUP_HINT;
@@ -927,8 +890,6 @@ int ows_machine_status(const ows_config *c, char **status, ows_error *err)
 	*status = root ? json_dumps(root, JSON_COMPACT) : NULL;
 	json_decref(root);
 	json_decref(rec);
-	if (c == &defaults)
-		ows__config_release(&defaults);
 	return *status ? failing : ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
 }
 
@@ -1014,18 +975,11 @@ static int undo_step(json_t *s, ows_error *err)
 	return rc;
 }
 
-int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_error *err)
+static int machine_remove(const ows_config *c, const ows_setup_options *o, ows_error *err)
 {
-	ows_config defaults;
 	(void)o;
 	if (!ows__win_is_admin())
 		return need_admin(err);
-	if (!c) {
-		int crc = ows__config_machine(&defaults, err);
-		if (crc < 0)
-			return crc;
-		c = &defaults;
-	}
 	json_t *rec = NULL;
 	int rc = ows__record_load(c->state_dir, &rec, err);
 	if (rc == 0) {
@@ -1040,20 +994,15 @@ int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_erro
 		json_decref(plan);
 	}
 	json_decref(rec);
-	if (c == &defaults)
-		ows__config_release(&defaults);
 	return rc;
 }
 
-/* No openshell provider on Windows: run it on a Linux machine (a WSL Ubuntu counts). */
-int ows_machine_status_of(const ows_config *c, const char *provider, char **status,
-			  ows_error *err)
-{
-	if (!provider)
-		return ows_machine_status(c, status, err);
-	if (status)
-		*status = NULL;
-	return ows__fail(err, OWS_EUNSUPPORTED, 0, provider,
-			 "run it on a Linux machine (a WSL Ubuntu counts)",
-			 "this provider does not run on Windows");
-}
+/* The machine's own setup (lib/machine.c): every Windows provider's. */
+const ows__machine_ops ows__machine_own = {
+	.plan = machine_plan,
+	.setup = machine_setup,
+	.status = machine_status,
+	.remove = machine_remove,
+	.cleanup = ows__machine_cleanup, /* acl.c */
+	.report = ows__report_json,      /* provider.c */
+};

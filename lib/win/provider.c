@@ -192,7 +192,7 @@ static void add_appcontainer(json_t *caps)
 	    "any readable binary is executable without application control");
 }
 
-int ows_report_json(const ows_config *config, char **out, ows_error *err)
+int ows__report_json(const ows_config *config, char **out, ows_error *err)
 {
 	if (!out)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "out is NULL");

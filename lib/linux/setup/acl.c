@@ -884,7 +884,7 @@ static int cleanup_dir(int dirfd, const char *dirpath, uid_t uid, const char *ho
 	return rc < 0 ? rc : total;
 }
 
-static int machine_cleanup(const ows_config *c, ows_error *err)
+int ows__machine_cleanup(const ows_config *c, ows_error *err)
 {
 	if (!c)
 		return ows__fail(err, OWS_EINVAL, 0, NULL, NULL, "config is NULL");
@@ -983,17 +983,6 @@ int ows_acl_revoke(const ows_config *c, const char *session_id, const char *acco
 	int rc = ows__config_or_machine(c, &machine, &use, err);
 	if (rc == 0)
 		rc = acl_revoke(use, session_id, account, path_in, err);
-	ows__config_release(&machine);
-	return rc;
-}
-
-int ows_machine_cleanup(const ows_config *c, ows_error *err)
-{
-	ows_config machine;
-	const ows_config *use;
-	int rc = ows__config_or_machine(c, &machine, &use, err);
-	if (rc == 0)
-		rc = machine_cleanup(use, err);
 	ows__config_release(&machine);
 	return rc;
 }

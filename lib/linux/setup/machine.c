@@ -51,13 +51,6 @@
 #include "platform.h"
 #include "record.h"
 
-void ows_setup_options_init(ows_setup_options *opts)
-{
-	if (opts) {
-		memset(opts, 0, sizeof(*opts));
-		opts->size = sizeof(*opts);
-	}
-}
 
 /* ------------------------------------------------------------- context */
 
@@ -948,55 +941,13 @@ out:
 	return rc;
 }
 
-/* ----------------------------------------- the public calls: a NULL config */
+/* ----------------------------------------- the machine's own setup (lib/machine.c) */
 
-/* A NULL config is the machine's (ows_config_load(NULL)), as the header says. */
-int ows_machine_plan(const ows_config *c, const ows_setup_options *o, char **plan, ows_error *err)
-{
-	int target = ows__setup_target(o, err);
-	if (target != 0)
-		return target < 0 ? target : ows__os_plan(o, plan, err);
-	ows_config machine;
-	const ows_config *use;
-	int rc = ows__config_or_machine(c, &machine, &use, err);
-	if (rc == 0)
-		rc = machine_plan(use, o, plan, err);
-	ows__config_release(&machine);
-	return rc;
-}
-
-int ows_machine_setup(const ows_config *c, const ows_setup_options *o, ows_error *err)
-{
-	int target = ows__setup_target(o, err);
-	if (target != 0)
-		return target < 0 ? target : ows__os_setup(o, err);
-	ows_config machine;
-	const ows_config *use;
-	int rc = ows__config_or_machine(c, &machine, &use, err);
-	if (rc == 0)
-		rc = machine_setup(use, o, err);
-	ows__config_release(&machine);
-	return rc;
-}
-
-int ows_machine_status(const ows_config *c, char **status, ows_error *err)
-{
-	ows_config machine;
-	const ows_config *use;
-	int rc = ows__config_or_machine(c, &machine, &use, err);
-	if (rc == 0)
-		rc = machine_status(use, status, err);
-	ows__config_release(&machine);
-	return rc;
-}
-
-int ows_machine_remove(const ows_config *c, const ows_setup_options *o, ows_error *err)
-{
-	ows_config machine;
-	const ows_config *use;
-	int rc = ows__config_or_machine(c, &machine, &use, err);
-	if (rc == 0)
-		rc = machine_remove(use, o, err);
-	ows__config_release(&machine);
-	return rc;
-}
+const ows__machine_ops ows__machine_own = {
+	.plan = machine_plan,
+	.setup = machine_setup,
+	.status = machine_status,
+	.remove = machine_remove,
+	.cleanup = ows__machine_cleanup, /* the grants' (acl.c) */
+	.report = ows__report_json,      /* lib/linux/report.c */
+};
