@@ -533,4 +533,35 @@ OWS__HIDDEN char *ows__jline_grant(const char *account, uint32_t acct_uid, uint3
 OWS__HIDDEN char *ows__jline_revoke(uint32_t acct_uid, const char *path);
 OWS__HIDDEN char *ows__jline_pre(const ows__jpre *p);
 
+/* ------------------------------------- files, SHA-256, INI edits (lib/file.c, sha256.c,
+ * ini_edit.c): what machine setup and the setup record use on every platform */
+
+/* SHA-256 of a buffer (lib/sha256.c), as 64 lower-case hex digits and a NUL. */
+OWS__HIDDEN void ows__sha256_hex(const void *data, size_t len, char out[65]);
+/* SHA-256 of a file's content, read without following a final symlink. */
+OWS__HIDDEN int ows__sha256_file(const char *path, char out[65], ows_error *err);
+
+/*
+ * Reads a whole file (at most 1 MiB) into *out (caller frees), NUL-terminated;
+ * *len gets its length when len is not NULL.  OWS_ENOTFOUND when absent.
+ */
+OWS__HIDDEN int ows__read_file(const char *path, char **out, size_t *len, ows_error *err);
+/*
+ * Replaces `path` atomically (temporary file, fsync, rename) with `data`,
+ * mode `mode`, owned by whoever runs this.
+ */
+OWS__HIDDEN int ows__write_file(const char *path, const char *data, size_t len,
+				unsigned mode, ows_error *err);
+
+/*
+ * Sets `key = value` in `[section]` of INI text `in`, keeping every other
+ * line as it was; value NULL removes the key.  Appends the section when it
+ * is missing.  *out is fresh (caller frees).
+ */
+OWS__HIDDEN int ows__ini_set(const char *in, const char *section, const char *key,
+			     const char *value, char **out, ows_error *err);
+/* The value of `key` in `[section]` of INI text, into buf; false when absent. */
+OWS__HIDDEN bool ows__ini_get(const char *in, const char *section, const char *key,
+			      char *buf, size_t len);
+
 #endif /* OWS_INTERNAL_H */
