@@ -255,7 +255,7 @@ check-kernels: all shared $(UNIT_BINS) $(EXAMPLE_BINS) build/fuzz/proxy_fuzz
 # check` runs it for a few seconds (test/sh/proxy_fuzz.sh); `make fuzz` for
 # FUZZ_SECONDS.
 FUZZ_SECONDS ?= 300
-FUZZ_SRCS = test/fuzz/proxy_fuzz.c lib/proxy/http.c lib/proxy/hostpat.c lib/proxy/proxy_env.c lib/error.c lib/util.c \
+FUZZ_SRCS = test/fuzz/proxy_fuzz.c lib/proxy/http.c lib/proxy/hostpat.c lib/error.c lib/util.c \
             lib/$(OS)/platform.c lib/posix/platform_posix.c
 build/fuzz/proxy_fuzz: $(FUZZ_SRCS) test/fuzz/driver.c lib/proxy/proxy.h lib/internal.h
 	@mkdir -p build/fuzz

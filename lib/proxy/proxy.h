@@ -1,8 +1,8 @@
 /*
  * The allow-list proxy's portable parts, shared between lib/proxy/proxy.c, the
- * pattern matcher (hostpat.c), the request parser (http.c), the named
- * groups (sites.c), the tests and the fuzz target.  Nothing here touches a
- * socket; lib/netio.h is the platform layer.
+ * patterns and named groups of sites (hostpat.c), the request parser (http.c),
+ * the proxy's environment for a sandbox (proxy_env.c), the tests and the fuzz
+ * target.  Nothing here touches a socket; lib/netio.h is the platform layer.
  */
 #ifndef OWS_PROXY_INTERNAL_H
 #define OWS_PROXY_INTERNAL_H
