@@ -1,4 +1,7 @@
-/* Session events as JSON lines: to a file the caller names and/or a callback. */
+/*
+ * Session events as JSON lines: to a file the caller names and/or a callback.  Writes
+ * what it is given and decides nothing; a failed write never stops the session.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

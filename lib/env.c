@@ -1,6 +1,7 @@
 /*
  * The environment a sandboxed command sees: minimal, built from scratch,
- * with every name that says it holds a secret left out.
+ * with every name that says it holds a secret left out.  Linked into the
+ * setuid launcher: no jansson, no inih.
  */
 #include <stdio.h>
 #include <stdlib.h>

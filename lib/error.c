@@ -1,4 +1,7 @@
-/* The error model: codes, names, and the caller-owned error struct. */
+/*
+ * The error model: codes, names, and the caller-owned error struct.  Linked into the
+ * setuid launcher: no jansson, no allocation.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

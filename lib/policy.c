@@ -1,4 +1,7 @@
-/* The session policy: built by setters or parsed from JSON, always validated. */
+/*
+ * The session policy: built by setters or parsed from JSON, always validated.  Says what
+ * a session may have; whether this machine can give it is the provider's to say.
+ */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>

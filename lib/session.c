@@ -1,6 +1,7 @@
 /*
  * The portable session: chooses a provider, keeps the audit trail, and
- * hands spawn, wait and close to the provider that built the wall.
+ * hands spawn, wait and close to the provider that built the wall.  Builds
+ * no wall itself: what a session may reach is the provider's to enforce.
  */
 #include <errno.h>
 #include <signal.h>

@@ -1,4 +1,7 @@
-/* Small helpers shared by the library: memory, strings, time, randomness. */
+/*
+ * Small helpers shared by the library: memory, strings, time, randomness.  Linked into
+ * the setuid launcher: no jansson, no inih, nothing that reads the environment.
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

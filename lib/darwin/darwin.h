@@ -1,4 +1,7 @@
-/* macOS back end: declarations shared by the files in lib/darwin/. */
+/*
+ * macOS back end: declarations shared by the files in lib/darwin/.  Nothing from
+ * lib/linux/ or lib/win/: what macOS shares with Linux is lib/posix/posix.h.
+ */
 #ifndef OWS_DARWIN_H
 #define OWS_DARWIN_H
 

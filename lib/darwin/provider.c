@@ -1,4 +1,7 @@
-/* The macOS providers, and what this machine can enforce (`owsbx report`). */
+/*
+ * The macOS providers, by name, and what this machine can enforce (`owsbx report`, the
+ * own setup's report entry).  Reads and asks only: it starts no session.
+ */
 #include <errno.h>
 #include <string.h>
 

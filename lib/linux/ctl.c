@@ -1,6 +1,7 @@
 /*
  * The host's side of a session's init: the proof, spawn, wait, kill and
- * close, over the control socket.  Shared by the Linux providers.
+ * close, over the control socket.  Shared by the Linux providers.  Host
+ * side only: nothing here runs inside the sandbox or in the launcher.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -1,4 +1,7 @@
-/* Linux back end: declarations shared by the files in lib/linux/. */
+/*
+ * Linux back end: declarations shared by the files in lib/linux/ and its wall/ and
+ * setup/.  Nothing from lib/darwin/ or lib/win/; what macOS shares is lib/posix/posix.h.
+ */
 #ifndef OWS_LINUX_H
 #define OWS_LINUX_H
 

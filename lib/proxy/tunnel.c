@@ -1,4 +1,7 @@
-/* The client side of a CONNECT tunnel: what `owsbx connect` runs for ssh. */
+/*
+ * The client side of a CONNECT tunnel: what `owsbx connect` runs for ssh.  Relays one
+ * connection's bytes through the proxy; it checks no site (the proxy does).
+ */
 #include <stdio.h>
 #include <string.h>
 

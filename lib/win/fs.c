@@ -1,4 +1,7 @@
-/* Folders on Windows: create with parents, remove a tree without following junctions. */
+/*
+ * Folders on Windows: create with parents, remove a tree without following junctions.
+ * Paths only: who may open them is acl.c's.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,7 @@
-/* The operating-system calls of the portable core, on Windows (see lib/platform.h). */
+/*
+ * The operating-system calls of the portable core, on Windows (see lib/platform.h).
+ * Nothing provider-specific: accounts and permissions are account.c's and acl.c's.
+ */
 #include <windows.h>
 #include <bcrypt.h>
 #include <shlobj.h>

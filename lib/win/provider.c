@@ -1,4 +1,7 @@
-/* The Windows providers, their shared process handling, and what this machine can enforce. */
+/*
+ * The Windows providers, by name, their shared process handling, and what this machine
+ * can enforce (the own setup's report entry).  Starts no session by itself.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

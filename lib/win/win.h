@@ -1,4 +1,7 @@
-/* Windows back end: declarations shared by the files in lib/win/. */
+/*
+ * Windows back end: declarations shared by the files in lib/win/.  Nothing from
+ * lib/linux/, lib/posix/ or lib/darwin/: the portable core is lib/internal.h.
+ */
 #ifndef OWS_WIN_H
 #define OWS_WIN_H
 

@@ -1,4 +1,7 @@
-/* The checks both sides of the launcher's contract make (launch.h). */
+/*
+ * The checks both sides of the launcher's contract make (launch.h).  Linked into the
+ * setuid launcher: pure functions of their arguments, no allocation, no I/O.
+ */
 #include <limits.h>
 #include <string.h>
 

@@ -1,6 +1,7 @@
 /*
  * The sandbox's view and network, planned once for both Linux providers
- * (view.c); init builds what is planned (root.c).
+ * (view.c); init builds what is planned (root.c).  Linked into the setuid
+ * launcher: the types here are what the host and the launcher plan alike.
  */
 #ifndef OWS_LINUX_VIEW_H
 #define OWS_LINUX_VIEW_H
