@@ -1,6 +1,6 @@
 /*
  * ACL grants for the account provider, their journal, and crash recovery;
- * the ACL format is in acl_codec.c, the walk over a folder in acl_walk.c.
+ * the ACL format is in ../wall/acl_codec.c, the walk over a folder in acl_walk.c.
  *
  * What a grant leaves on the person's files (ACCT = the account, PERSON =
  * the owner of the granted folder):

@@ -1,12 +1,12 @@
 /*
- * Machine setup's parts, shared by the files of lib/linux/machine*.c:
+ * Machine setup's parts, shared by the files of lib/linux/setup/machine*.c:
  *   machine_items.c   the setup items: for each, the one inspect that says
  *                     what is there and how it stands against what setup
  *                     wants, the step that plans and applies it, and its undo
- *   machine.c         the item table, the public calls (plan, setup, status,
- *                     remove) and the per-session check, all of which judge
- *                     an item by its inspect
- * The setup record is record.c's, the firewall's text nft.c's.  See
+ *   machine.c         the item table, the machine's own setup for lib/machine.c
+ *                     (plan, setup, status, remove) and the per-session check,
+ *                     all of which judge an item by its inspect
+ * The setup record is lib/record.c's, the firewall's text nft.c's.  See
  * machine.c for what setup makes.
  */
 #ifndef OWS_LINUX_MACHINE_H
