@@ -440,6 +440,9 @@ static int account_open(ows_session *s, const ows_policy *policy, const ows_conf
 		if (f->access == OWS_ACCESS_RW &&
 		    (rc = ows__guard_add(&guard, f->path, config, &ai->ctl.guard, err)) < 0)
 			goto fail;
+		if (f->access != OWS_ACCESS_RW && ows__view_under_memory_folder(f->path) &&
+		    (rc = ows__guard_watch_fifos(&ai->ctl.guard, f->path, err)) < 0)
+			goto fail;
 	}
 
 	ows__strv paths = {0};

@@ -566,6 +566,8 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		if (policy->folders[i].access == OWS_ACCESS_RW)
 			rc = ows__guard_add(&li->guard, policy->folders[i].path, config,
 					    &li->ctl.guard, err);
+		else if (ows__view_under_memory_folder(policy->folders[i].path))
+			rc = ows__guard_watch_fifos(&li->ctl.guard, policy->folders[i].path, err);
 	if (rc == 0)
 		rc = plan_masks(p, li, policy, err);
 	struct ows__view view = {

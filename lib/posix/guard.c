@@ -135,7 +135,8 @@ struct ows__guard_watch {
 	struct watch *v;
 	size_t len, cap;
 	ows__strv folders;   /* walked again after each command */
-	ows__repos known;    /* the repositories found there at the plan */
+	ows__strv fifo_only; /* read-only folders walked for new FIFOs alone, before each command */
+	ows__repos known;    /* the repositories (and FIFOs) found there at the plan */
 	size_t unread;       /* folders the plan's walk could not open */
 	struct mode *modes;
 	size_t nmodes;
@@ -666,6 +667,23 @@ static int guard_hg(struct plan *pl, const char *dothg)
 	return rc < 0 ? rc : 0;
 }
 
+
+/* Moves what `r` holds into the known list (so the caller's free skips it). */
+static int know(ows__guard_watch *g, ows__repo *r, ows_error *err)
+{
+	if (g->known.len == g->known.cap) {
+		size_t cap = g->known.cap ? g->known.cap * 2 : 16;
+		ows__repo *v = realloc(g->known.v, cap * sizeof(*v));
+		if (!v)
+			return ows__fail(err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
+		g->known.v = v;
+		g->known.cap = cap;
+	}
+	g->known.v[g->known.len++] = *r;
+	r->path = NULL;
+	return 0;
+}
+
 /*
  * Every repository git or Mercurial would find in the folder (guard_walk.c),
  * each guarded as the folder's own: its git folder pinned, what git runs
@@ -707,21 +725,8 @@ static int guard_repos(struct plan *pl, const ows_config *cfg)
 		else if (r->kind == OWS_REPO_HG)
 			rc = guard_hg(pl, r->path);
 	}
-	ows__repos *known = &pl->g->known;
-	for (size_t i = 0; i < found.len && rc >= 0; i++) {
-		if (known->len == known->cap) {
-			size_t cap = known->cap ? known->cap * 2 : 16;
-			ows__repo *v = realloc(known->v, cap * sizeof(*v));
-			if (!v) {
-				rc = ows__fail(pl->err, OWS_ENOMEM, ENOMEM, NULL, NULL, "out of memory");
-				break;
-			}
-			known->v = v;
-			known->cap = cap;
-		}
-		known->v[known->len++] = found.v[i];
-		found.v[i].path = NULL; /* the known list owns it now */
-	}
+	for (size_t i = 0; i < found.len && rc >= 0; i++)
+		rc = know(pl->g, &found.v[i], pl->err);
 	ows__repos_free(&found);
 	return rc < 0 ? rc : 0;
 }
@@ -1062,6 +1067,8 @@ int ows__guard_fifos(const ows__guard_watch *g, ows_error *err)
 	int rc = 0;
 	for (size_t i = 0; i < g->folders.len && rc == 0; i++)
 		rc = ows__repos_find(g->folders.v[i], false, &found, err);
+	for (size_t i = 0; i < g->fifo_only.len && rc == 0; i++)
+		rc = ows__repos_find(g->fifo_only.v[i], false, &found, err);
 	for (size_t i = 0; i < found.len && rc == 0; i++) {
 		const ows__repo *r = &found.v[i];
 		if (r->kind == OWS_REPO_FIFO && !is_known(g, r)) {
@@ -1071,10 +1078,33 @@ int ows__guard_fifos(const ows__guard_watch *g, ows_error *err)
 			rc = ows__fail(err, OWS_ESPAWN, 0, shown,
 				       "remove it, or close the session and open a new one (a FIFO "
 				       "there at open is covered)",
-				       "a FIFO appeared in a read-write folder after the session "
+				       "a FIFO appeared in a session folder after the session "
 				       "opened: a command could reach whoever holds it outside");
 		}
 	}
+	ows__repos_free(&found);
+	return rc;
+}
+
+/*
+ * A read-only folder below a folder the sandbox may write (its own /tmp):
+ * Landlock's rights hold for all beneath a rule, so a FIFO made there after
+ * the plan could be written from inside, read-only mount or not.  Its FIFOs
+ * now are covered in the view; one that appears later stops the next
+ * command, as in a read-write folder.
+ */
+int ows__guard_watch_fifos(ows__guard_watch **watchp, const char *folder, ows_error *err)
+{
+	if (!*watchp && !(*watchp = ows__calloc(1, sizeof(**watchp), err)))
+		return OWS_ENOMEM;
+	ows__guard_watch *g = *watchp;
+	ows__repos found = {0};
+	int rc = ows__strv_push(&g->fifo_only, folder, err);
+	if (rc == 0)
+		rc = ows__repos_find(folder, false, &found, err);
+	for (size_t i = 0; i < found.len && rc == 0; i++)
+		if (found.v[i].kind == OWS_REPO_FIFO)
+			rc = know(g, &found.v[i], err);
 	ows__repos_free(&found);
 	return rc;
 }
@@ -1142,6 +1172,7 @@ void ows__guard_watch_free(ows__guard_watch *g)
 	free(g->v);
 	ows__strv_free(&g->folders);
 	ows__repos_free(&g->known);
+	ows__strv_free(&g->fifo_only);
 	for (size_t i = 0; i < g->nmodes; i++)
 		free(g->modes[i].path);
 	free(g->modes);

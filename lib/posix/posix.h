@@ -176,11 +176,20 @@ OWS__HIDDEN int ows__guard_plan(const char *folder, const ows_config *cfg, ows__
 OWS__HIDDEN int ows__guard_sweep(ows__guard_watch *g, const char *tag, ows__strv *moved,
 				 ows__strv *modes, ows_error *err);
 /*
- * Before each command: OWS_ESPAWN, naming it, when a read-write folder holds
- * a FIFO that was not there at the plan.  One there at open is covered in
- * the view; one made later would be a pipe to whoever holds it outside.
+ * Before each command: OWS_ESPAWN, naming it, when a read-write folder (or
+ * one added by ows__guard_watch_fifos) holds a FIFO that was not there at
+ * the plan.  One there at open is covered in the view; one made later would
+ * be a pipe to whoever holds it outside.
  */
 OWS__HIDDEN int ows__guard_fifos(const ows__guard_watch *g, ows_error *err);
+/*
+ * Adds a read-only folder that a write right reaches from above (Landlock's
+ * rights hold for all beneath a rule: the sandbox's own /tmp) to what
+ * ows__guard_fifos walks: its FIFOs now are known, one made later stops the
+ * next command.  Makes *watchp when NULL.
+ */
+OWS__HIDDEN int ows__guard_watch_fifos(ows__guard_watch **watchp, const char *folder,
+				       ows_error *err);
 /*
  * The FIFOs the plan found in the read-write folders, appended to `out` (at
  * most `max`, else OWS_EINVAL; none twice), for the view to cover: an open

@@ -187,10 +187,17 @@ static bool is_winsta(const char *path)
 	return strncmp(path, WINSTA_PREFIX, sizeof(WINSTA_PREFIX) - 1) == 0;
 }
 
+/* The object's name as Windows takes it: a window station's without the prefix. */
+static wchar_t *object_name(const char *name, bool *winsta)
+{
+	*winsta = is_winsta(name);
+	return ows__wide(*winsta ? name + sizeof(WINSTA_PREFIX) - 1 : name);
+}
+
 static DWORD real_get(const char *name, PACL *dacl, bool *protect, PSECURITY_DESCRIPTOR *sd)
 {
-	bool winsta = is_winsta(name);
-	wchar_t *w = ows__wide(winsta ? name + sizeof(WINSTA_PREFIX) - 1 : name);
+	bool winsta;
+	wchar_t *w = object_name(name, &winsta);
 	if (!w)
 		return ERROR_INVALID_NAME;
 	DWORD e;
@@ -217,8 +224,8 @@ static DWORD real_get(const char *name, PACL *dacl, bool *protect, PSECURITY_DES
 
 static DWORD real_set(const char *name, PACL dacl, bool protect)
 {
-	bool winsta = is_winsta(name);
-	wchar_t *w = ows__wide(winsta ? name + sizeof(WINSTA_PREFIX) - 1 : name);
+	bool winsta;
+	wchar_t *w = object_name(name, &winsta);
 	if (!w)
 		return ERROR_INVALID_NAME;
 	DWORD e;

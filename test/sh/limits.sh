@@ -158,6 +158,12 @@ wait "$bomb_pid"
 sbx run -- /bin/true
 is "$SBX_RC" 0 "... and the next session opens"
 
+# A person who set a lower process limit of their own (ulimit -u) keeps it: the session runs
+# (raising a hard limit back is refused to them) and its commands see theirs, not the cap.
+low=$((DEFAULT_PROCESSES / 4))
+out=$(as_user prlimit --nproc=$low:$low "$OWSBX" run --ro "$HB" -- bash -c 'ulimit -Hu' 2>&1)
+is "$?:$out" "0:$low" "a person's own lower process limit ($low) is kept and the session runs"
+
 [ -n "$USERNS" ] || skip "this kernel gives the person no user namespace: a default session runs in the host's namespaces (checked below)" 30
 
 # The config's [limits] is the default of every session without limits of its own: set

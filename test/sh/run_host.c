@@ -613,6 +613,55 @@ static void test_late_fifo(void)
 	ows_run_result_free(r);
 }
 
+/*
+ * A read-only folder below /tmp lies under the sandbox's own /tmp, whose write
+ * right Landlock extends to all beneath it, read-only mount or not: a FIFO made
+ * there after open could be written into from inside.  It stops the next
+ * command, as one in a read-write folder does.
+ */
+static void test_late_fifo_ro(void)
+{
+	char dir[] = "/tmp/owstest-rofifo.XXXXXX", path[64];
+	if (!mkdtemp(dir)) {
+		skip(4, "no folder of the person's in /tmp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/late.fifo", dir);
+	ows_error e;
+	ows_error_clear(&e);
+	ows_policy *p = NULL;
+	ows_session *s = NULL;
+	ows_run_result *r = NULL;
+	if (ows_policy_new(&p, &e) < 0 || ows_policy_set_provider(p, ows_session_provider(S), &e) < 0 ||
+	    ows_policy_add_folder(p, FOLDER, OWS_ACCESS_RW, &e) < 0 ||
+	    ows_policy_add_folder(p, dir, OWS_ACCESS_RO, &e) < 0 || ows_session_open(p, C, NULL, &s, &e) < 0) {
+		ok(false, "a session with a read-only folder in /tmp opens: %s: %s (%s)", e.what, e.where, e.hint);
+		skip(3, "no session");
+		goto out;
+	}
+	int rc = ows_session_run(s, SH("true"), NULL, &r, &e);
+	ok(rc == 0 && r && r->exit_code == 0, "a session with a read-only folder in /tmp runs a command");
+	ows_run_result_free(r);
+	r = NULL;
+	if (!ok(mkfifo(path, 0666) == 0, "control: the person makes a FIFO in that folder")) {
+		skip(1, "no FIFO");
+		goto out;
+	}
+	char script[128];
+	/* Opened read-write, a FIFO never blocks: a regression fails here rather than hangs. */
+	snprintf(script, sizeof(script), "exec 3<>%s && echo owstest-leak >&3", path);
+	rc = ows_session_run(s, SH(script), NULL, &r, &e);
+	ok(rc == OWS_ESPAWN && strstr(e.where, "late.fifo"),
+	   "no command starts while a FIFO made after open is in a read-only folder below /tmp (%s: %s)",
+	   ows_err_name(rc), e.where);
+out:
+	ows_run_result_free(r);
+	ows_session_close(s, NULL);
+	ows_policy_free(p);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* The host's signal state is as it was: the run changes no disposition and no mask. */
 static void test_signal_state(const sigset_t *mask_before)
 {
@@ -656,6 +705,7 @@ int main(int argc, char **argv)
 		{"threads", test_threads},   {"blocked", test_blocked},
 		{"latency", test_latency},
 		{"misuse", test_misuse},     {"late_fifo", test_late_fifo},
+		{"late_fifo_ro", test_late_fifo_ro},
 	};
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		bool chosen = argc <= 4;

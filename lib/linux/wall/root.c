@@ -496,6 +496,7 @@ static void enter_host_session(struct ows__plan *p)
  * soft and hard (raising it back takes CAP_SYS_RESOURCE in the machine's
  * user namespace): in a user namespace of the session's own, the kernel
  * counts it per user and namespace, so it caps the session's tasks alone.
+ * A lower hard limit inherited from the person is kept, not raised.
  * oom_score_adj 1000: the OOM killer takes the sandbox's processes before
  * anything of the machine's; Landlock grants /proc read-only, so nothing
  * inside writes it lower again.
@@ -503,7 +504,9 @@ static void enter_host_session(struct ows__plan *p)
 static void apply_limits(const struct ows__plan *p)
 {
 	if (p->nproc) {
-		struct rlimit r = {.rlim_cur = p->nproc, .rlim_max = p->nproc};
+		struct rlimit r = {.rlim_cur = p->nproc, .rlim_max = p->nproc}, had;
+		if (getrlimit(RLIMIT_NPROC, &had) == 0 && had.rlim_max < r.rlim_max)
+			r.rlim_cur = r.rlim_max = had.rlim_max;
 		if (setrlimit(RLIMIT_NPROC, &r) != 0)
 			ows__init_die(p, "set the process limit", NULL);
 	}

@@ -76,6 +76,11 @@ bool ows__path_under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+bool ows__view_under_memory_folder(const char *path)
+{
+	return ows__path_under(path, "/tmp") || ows__path_under(path, "/dev/shm");
+}
+
 static bool folders_hold(const ows__folder *folders, size_t nfolders, const char *path)
 {
 	for (size_t i = 0; i < nfolders; i++)

@@ -81,6 +81,9 @@ OWS__HIDDEN int ows__view_plan(struct ows__plan *p, ows__strv *keep, const struc
 
 /* `path` is `dir` or below it; every path is below "/". */
 OWS__HIDDEN bool ows__path_under(const char *path, const char *dir);
+/* `path` is or lies below a memory folder the view mounts for writing (/tmp,
+ * /dev/shm): Landlock's write rule there holds for it too (guard: FIFOs). */
+OWS__HIDDEN bool ows__view_under_memory_folder(const char *path);
 
 /*
  * Where the sandbox's own private folder goes for `uid`: "/tmp" (the
