@@ -36,7 +36,7 @@
  *   [guard]
  *   protect = default, .tool-versions ; read-only in read-write folders (default: the built-in list)
  *
- *   [limits]                     ; what a session whose policy sets none gets (lib/linux/limits.c)
+ *   [limits]                     ; what a session whose policy sets none gets (lib/linux/limits_plan.c)
  *   memory_mb = 8192             ; default: half the machine's memory
  *   processes = 4096             ; tasks (threads too); default 4096
  *   tmpfs_mb = 4096              ; each of the sandbox's /tmp and /dev/shm; default a quarter
