@@ -38,7 +38,7 @@ TEST="acl iproute2 passwd util-linux procps apparmor openssh-client openssh-serv
 	python3-wheel-whl python3-yaml tmux netcat-openbsd clang libclang-rt-14-dev jq
 	gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev
 	qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils zstd file man-db groff-base mercurial direnv
-	podman runc debhelper lintian debootstrap"
+	podman runc debhelper lintian debootstrap strace"
 BENCH="bubblewrap firejail hyperfine tinyproxy haproxy"
 WANT=$BUILD
 for arg in "$@"; do

@@ -391,8 +391,11 @@ static void impl_free(struct landlock_impl *li)
  */
 /* The probe clones every namespace and tears it down (about 3 ms here): a host that
  * opens session after session (a Python server) pays it once.  A kernel that stops
- * giving user namespaces later refuses init's own clone, which forgets this (open). */
-static int userns_known_good;
+ * giving user namespaces later refuses init's own clone, which forgets this (open).
+ * Before anything is known (the first open of a process: every `owsbx run`), open
+ * skips it and tries init's own clone; the probe runs only if init could not set up
+ * (landlock_open), and once it has refused them here, each open asks it first again. */
+static int userns_known_good, userns_refused;
 
 bool ows__userns_unusable(void)
 {
@@ -409,10 +412,22 @@ bool ows__userns_unusable(void)
 	return step != OWS__USERNS_OK && step != OWS__USERNS_PROC;
 }
 
-static void plan_namespaces(struct ows__plan *p, struct landlock_impl *li, const char *id)
+/* How open decides on the namespaces: guess they work when nothing says otherwise,
+ * ask the probe, or take its answer that they do not. */
+enum ns_verdict { NS_GUESS, NS_PROBE, NS_UNUSABLE };
+
+static void plan_namespaces(struct ows__plan *p, struct landlock_impl *li, const char *id,
+			    enum ns_verdict verdict, bool *guessed)
 {
 	p->host_pid = getpid();
-	if (!p->userns || !ows__userns_unusable())
+	if (!p->userns)
+		return;
+	if (verdict == NS_GUESS && !__atomic_load_n(&userns_known_good, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&userns_refused, __ATOMIC_RELAXED)) {
+		*guessed = true;
+		return;
+	}
+	if (verdict != NS_UNUSABLE && !ows__userns_unusable())
 		return;
 	p->userns = false;
 	p->in_host_ns = true;
@@ -500,8 +515,8 @@ static void name_root_host_account(const struct landlock_impl *li, const struct 
 		 path[0] ? path : OWS_CONFIG_DEFAULT_PATH);
 }
 
-static int landlock_open(ows_session *s, const ows_policy *policy, const ows_config *config,
-			 ows_error *err)
+static int landlock_open_as(ows_session *s, const ows_policy *policy, const ows_config *config,
+			    enum ns_verdict verdict, bool *guessed, ows_error *err)
 {
 	struct probes pb = {.unix_fd = -1, .abstract_fd = -1};
 	const char *home = NULL, *user = NULL;
@@ -524,7 +539,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	if ((rc = plan_limits(li, policy, &lim, s->id, err)) < 0 ||
 	    (rc = plan_identity(p, policy, config, li, &home, &user, err)) < 0)
 		goto fail;
-	plan_namespaces(p, li, s->id);
+	plan_namespaces(p, li, s->id, verdict, guessed);
 	if ((rc = ows__net_plan(p, s->net, config->open_unscoped, err)) < 0)
 		goto fail;
 	plan_caps(p, li, &lim);
@@ -633,6 +648,9 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 		rc = OWS_ENOMEM;
 		goto fail;
 	}
+	/* Init did in them all the probe does (loopback only in a network of its own). */
+	if (p->userns && (p->clone_flags & CLONE_NEWNET))
+		__atomic_store_n(&userns_known_good, 1, __ATOMIC_RELAXED);
 	s->enforcement = "full";
 	memcpy(s->partial, p->partial, sizeof(s->partial));
 	s->npartial = p->npartial;
@@ -644,6 +662,31 @@ fail:
 	impl_free(li);
 	free(p);
 	return rc;
+}
+
+/*
+ * Opened on a guess (plan_namespaces), a refusal of init's setup is judged by the
+ * probe, as if it had run first: namespaces it finds unusable make the session
+ * again in the host's namespaces, planned anew; otherwise the refusal stands (a
+ * refused /proc keeps the namespaces and refuses, as before).  What the failed
+ * attempt left on the session (its environment, its proxy) goes first.
+ */
+static int landlock_open(ows_session *s, const ows_policy *policy, const ows_config *config,
+			 ows_error *err)
+{
+	bool guessed = false;
+	int rc = landlock_open_as(s, policy, config, NS_GUESS, &guessed, err);
+	if (rc != OWS_EUNSUPPORTED || !guessed || !ows__userns_unusable())
+		return rc;
+	__atomic_store_n(&userns_refused, 1, __ATOMIC_RELAXED);
+	ows__pxc_close(s->proxy);
+	s->proxy = NULL;
+	s->call_ports = false;
+	ows__strv_free(&s->env);
+	free(s->proof_json);
+	s->proof_json = NULL;
+	ows_error_clear(err);
+	return landlock_open_as(s, policy, config, NS_UNUSABLE, &guessed, err);
 }
 
 static int landlock_close(ows_session *s, ows_error *err)

@@ -319,3 +319,71 @@ def test_task_cancelled_during_its_spawn_leaves_nothing(session: owsandbox.Sessi
     asyncio.run(main())
     assert poll(lambda: not procs_with(token)), "the command of the cancelled task runs on"
     assert session.run(["true"], timeout=30).ok
+
+
+# ------------------------------------------ what a call's reaper is spared
+
+SPARED = r'''
+import ctypes, mmap, os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "examples", "python"))
+import owsandbox
+owsandbox.library_version()  # the library is loaded
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long]
+MAP_FIXED_NOREPLACE, SIZE = 0x100000, 4 << 20
+lines = open("/proc/self/maps").read().splitlines()
+at = None
+# Right after a library's data and .bss, as the kernel places an arena or a thread's stack
+# there (it merges it with the .bss): the host's memory, which no reaper uses.
+for i, line in enumerate(lines):
+    f = line.split()
+    if len(f) < 6 or f[1] != "rw-p" or not f[5].startswith("/"):
+        continue
+    end = int(f[0].split("-")[1], 16)
+    if i + 1 < len(lines) and len(lines[i + 1].split()) == 5 and \
+            int(lines[i + 1].split("-")[0], 16) == end:
+        end = int(lines[i + 1].split()[0].split("-")[1], 16)  # the .bss mapping
+    p = libc.mmap(end, SIZE, mmap.PROT_READ | mmap.PROT_WRITE,
+                  mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0)
+    if p == end:
+        at = p
+        break
+if at is None:
+    print("skip: no room right after any library's data")
+    sys.exit(0)
+ctypes.memset(at, 1, SIZE)  # the host's own data, resident
+pol = {"provider": "landlock", "folders": [{"path": sys.argv[2], "access": "rw"}]}
+if os.geteuid() == 0:
+    pol["run_as"] = sys.argv[3]
+with owsandbox.Session(pol) as s:
+    assert s.run(["true"]).returncode == 0  # a reaper and its command run as before
+    me = os.getpid()
+    init = open("/proc/%d/task/%d/children" % (me, me)).read().split()[0]
+    flags = None
+    for line in open("/proc/%s/smaps" % init):
+        f = line.split()
+        if "-" in f[0] and not f[0].endswith(":"):
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            inside = lo <= at + SIZE // 2 < hi
+        elif f[0] == "VmFlags:" and inside:
+            flags = f[1:]
+    print("flags", " ".join(flags or ["none"]))
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="reads the sandbox's init's smaps (root only)")
+def test_reapers_do_not_copy_the_hosts_memory_after_a_librarys_bss(folder: str) -> None:
+    """Init marks the host's large anonymous mappings MADV_DONTFORK ("dc") so
+    that a call's reaper, a fork of init, does not copy them; a file's own
+    .bss stays.  Memory the kernel merged after a library's .bss is the
+    host's: spared too (it was kept whole, megabytes of a Python host's
+    arenas copied into every call's reaper)."""
+    out = subprocess.run([sys.executable, "-c", SPARED, ROOT, folder, RUN_AS],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    if out.stdout.startswith("skip"):
+        pytest.skip(out.stdout.strip())
+    flags = out.stdout.split()
+    assert flags[0] == "flags" and "dc" in flags[1:], out.stdout

@@ -2,6 +2,7 @@
  * The sandbox's init: restrict, prove, serve.  See init.h for the rules
  * this code lives by (no allocation, no locks: only system calls).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -171,7 +172,50 @@ struct spare {
 	int nkeep;
 	unsigned long prev_end;    /* the mapping before, and whether it is a file's data */
 	bool prev_data;
+	unsigned long prev_lo, prev_off, prev_ino; /* that data: where, from which file offset */
+	char *prev_path;           /* and its file (PATH_MAX) */
 };
+
+static unsigned long parse_dec(const char **s)
+{
+	unsigned long v = 0;
+	for (; **s >= '0' && **s <= '9'; (*s)++)
+		v = v * 10 + (unsigned long)(**s - '0');
+	return v;
+}
+
+/*
+ * Where the .bss after a file's data ends: the end in memory of the PT_LOAD
+ * segment that holds the data mapped at `lo` from file offset `off`, read
+ * from the file's program headers (the file of inode `ino`).  The kernel
+ * merges the .bss with an anonymous neighbour of the host's (a Python arena
+ * placed right after a module's data: megabytes), which reapers need not
+ * copy.  0 when it cannot be told: then all of it stays.  System calls only.
+ */
+static unsigned long bss_end(const char *path, unsigned long ino, unsigned long lo, unsigned long off)
+{
+	static Elf64_Phdr ph[64];
+	Elf64_Ehdr eh;
+	struct stat st;
+	unsigned long end = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && (unsigned long)st.st_ino == ino &&
+	    pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum <= OWS__ARRAY_LEN(ph)) {
+		size_t n = eh.e_phnum * sizeof(Elf64_Phdr);
+		const unsigned long page = (unsigned long)getpagesize();
+		if (pread(fd, ph, n, (off_t)eh.e_phoff) == (ssize_t)n)
+			for (int i = 0; i < eh.e_phnum; i++)
+				if (ph[i].p_type == PT_LOAD && off >= (ph[i].p_offset & ~(page - 1)) &&
+				    off < ph[i].p_offset + ph[i].p_filesz)
+					end = lo + ph[i].p_offset + ph[i].p_memsz - off;
+	}
+	close(fd);
+	return end;
+}
 
 /* One line of /proc/self/maps: "lo-hi perms offset dev inode [path]". */
 static void spare_mapping(struct spare *sp, const char *line)
@@ -184,19 +228,39 @@ static void spare_mapping(struct spare *sp, const char *line)
 	if (*s++ != ' ')
 		return;
 	const bool private_rw = strncmp(s, "rw-p ", 5) == 0;
-	const char *path = s;
-	for (int field = 0; field < 4 && path; field++) /* perms, offset, dev, inode */
+	const char *path = s, *off_at = s + 5;
+	unsigned long off = parse_hex(&off_at), ino = 0;
+	for (int field = 0; field < 4 && path; field++) { /* perms, offset, dev, inode */
 		path = strchr(path, ' ') ? strchr(path, ' ') + 1 : NULL;
+		if (field == 2 && path) {
+			const char *at = path;
+			ino = parse_dec(&at);
+		}
+	}
 	while (path && *path == ' ')
 		path++;
 	const bool anon = path && (*path == '\0' || strcmp(path, "[heap]") == 0);
 	const bool data = private_rw && path && *path && *path != '[';
-	/* .bss follows its file's data (rw-p): libc's and this library's statics live there. */
-	const bool bss = anon && lo == sp->prev_end && sp->prev_data;
-	if (private_rw && anon && !bss && hi - lo >= SPARE_MIN)
-		spare_range(lo, hi, sp->keep, sp->nkeep);
+	/* .bss follows its file's data (rw-p): libc's and this library's statics live there;
+	 * what the mapping holds past the file's .bss is the host's. */
+	unsigned long from = lo;
+	if (anon && lo == sp->prev_end && sp->prev_data) {
+		const unsigned long page = (unsigned long)getpagesize();
+		unsigned long end = bss_end(sp->prev_path, sp->prev_ino, sp->prev_lo, sp->prev_off);
+		from = end ? (end + page - 1) & ~(page - 1) : hi;
+		if (from < lo)
+			from = lo;
+	}
+	if (private_rw && anon && from < hi && hi - from >= SPARE_MIN)
+		spare_range(from, hi, sp->keep, sp->nkeep);
 	sp->prev_end = hi;
-	sp->prev_data = data;
+	sp->prev_data = data && strlen(path) < PATH_MAX;
+	if (sp->prev_data) {
+		strcpy(sp->prev_path, path);
+		sp->prev_lo = lo;
+		sp->prev_off = off;
+		sp->prev_ino = ino;
+	}
 }
 
 /*
@@ -219,8 +283,8 @@ void ows__init_spare_reapers(void)
 		(unsigned long)child_stack, (unsigned long)(child_stack + sizeof(child_stack) - 1),
 		(unsigned long)reaper_stack, (unsigned long)(reaper_stack + sizeof(reaper_stack) - 1),
 	};
-	struct spare sp = {.keep = keep, .nkeep = (int)OWS__ARRAY_LEN(keep)};
-	static char buf[8192];
+	static char buf[8192], prev_path[PATH_MAX];
+	struct spare sp = {.keep = keep, .nkeep = (int)OWS__ARRAY_LEN(keep), .prev_path = prev_path};
 	size_t have = 0;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
