@@ -755,6 +755,42 @@ static int guard_outside_configs(struct plan *pl)
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * The config of the repository above the folder (`--rw ~/proj/sub`), which
+ * git run there or in the work tree above reads: it lies outside, but a
+ * relative core.hooksPath (`sub/hooks`) or an include (`../sub/x`) may
+ * name a path in the folder.  Read as git finds it: `.git` a folder, or a
+ * `gitdir:` file whose git folder has a `commondir` (a linked worktree:
+ * the common folder's config) or not (a submodule: its own).
+ */
+static int guard_above_configs(struct plan *pl, const char *above)
+{
+	char path[PATH_MAX + 32], line[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/.git", above);
+	char *gitdir = NULL, *common = NULL;
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (read_line(path, line, sizeof(line)) && strncmp(line, "gitdir:", 7) == 0)
+			gitdir = join(above, trim(line + 7), pl->err);
+	} else {
+		gitdir = ows__strdup(path, pl->err);
+	}
+	if (!gitdir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/commondir", gitdir);
+	common = read_line(path, line, sizeof(line)) ? join(gitdir, line, pl->err)
+						      : ows__strdup(gitdir, pl->err);
+	int rc = common ? 0 : OWS_ENOMEM;
+	const char *const files[][2] = {{common, "config"}, {gitdir, "config.worktree"}};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(files) && rc >= 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s", files[i][0], files[i][1]);
+		rc = guard_config(pl, path, above, 0);
+	}
+	free(common);
+	free(gitdir);
+	return rc < 0 ? rc : 0;
+}
+
 static int record_mode(struct plan *pl, const char *path)
 {
 	ows__guard_watch *g = pl->g;
@@ -820,6 +856,8 @@ int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ow
 		rc = add_unique(&pl.worktrees, above, err);
 		if (rc >= 0)
 			rc = guard_dotgit(&pl, folder, 0);
+		if (rc >= 0)
+			rc = guard_above_configs(&pl, above);
 		free(above);
 	}
 	if (rc >= 0)
