@@ -532,6 +532,45 @@ static int guard_gitdir(struct plan *pl, const char *gitdir, const char *worktre
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * The config of a repository whose git folder lies outside the folder, as
+ * git run in `worktree` reads it: the repository above the folder (`--rw
+ * ~/proj/sub`), or the one a linked worktree's `.git` file names (`--rw
+ * ~/proj-agent`).  It is the person's, but a relative core.hooksPath
+ * (resolved against the work tree: `sub/hooks`, or the linked worktree's
+ * `.githooks`) or an include may name a path in the folder.  Found as git
+ * finds it: `.git` a folder, or a `gitdir:` file whose git folder has a
+ * `commondir` (a linked worktree: the common folder's config) or not (a
+ * submodule: its own).
+ */
+static int guard_outside_repo(struct plan *pl, const char *worktree)
+{
+	char path[PATH_MAX + 32], line[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/.git", worktree);
+	char *gitdir = NULL, *common = NULL;
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (read_line(path, line, sizeof(line)) && strncmp(line, "gitdir:", 7) == 0)
+			gitdir = join(worktree, trim(line + 7), pl->err);
+	} else {
+		gitdir = ows__strdup(path, pl->err);
+	}
+	if (!gitdir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/commondir", gitdir);
+	common = read_line(path, line, sizeof(line)) ? join(gitdir, line, pl->err)
+						      : ows__strdup(gitdir, pl->err);
+	int rc = common ? 0 : OWS_ENOMEM;
+	const char *const files[][2] = {{common, "config"}, {gitdir, "config.worktree"}};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(files) && rc >= 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s", files[i][0], files[i][1]);
+		rc = guard_config(pl, path, worktree, 0);
+	}
+	free(common);
+	free(gitdir);
+	return rc < 0 ? rc : 0;
+}
+
 /* `dir/.git`: a folder, a `gitdir:` file (bound read-only, and what it names), or a link. */
 static int guard_dotgit(struct plan *pl, const char *dir, int depth)
 {
@@ -557,6 +596,8 @@ static int guard_dotgit(struct plan *pl, const char *dir, int depth)
 	rc = 0;
 	if (real && stat(real, &st) == 0 && S_ISDIR(st.st_mode))
 		rc = guard_gitdir(pl, real, dir, GITDIR_REPO, depth);
+	else if (target && !real)
+		rc = guard_outside_repo(pl, dir); /* a linked worktree of a repository elsewhere */
 	free(real);
 	free(target);
 	return rc;
@@ -755,42 +796,6 @@ static int guard_outside_configs(struct plan *pl)
 	return rc < 0 ? rc : 0;
 }
 
-/*
- * The config of the repository above the folder (`--rw ~/proj/sub`), which
- * git run there or in the work tree above reads: it lies outside, but a
- * relative core.hooksPath (`sub/hooks`) or an include (`../sub/x`) may
- * name a path in the folder.  Read as git finds it: `.git` a folder, or a
- * `gitdir:` file whose git folder has a `commondir` (a linked worktree:
- * the common folder's config) or not (a submodule: its own).
- */
-static int guard_above_configs(struct plan *pl, const char *above)
-{
-	char path[PATH_MAX + 32], line[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/.git", above);
-	char *gitdir = NULL, *common = NULL;
-	struct stat st;
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-		if (read_line(path, line, sizeof(line)) && strncmp(line, "gitdir:", 7) == 0)
-			gitdir = join(above, trim(line + 7), pl->err);
-	} else {
-		gitdir = ows__strdup(path, pl->err);
-	}
-	if (!gitdir)
-		return 0;
-	snprintf(path, sizeof(path), "%s/commondir", gitdir);
-	common = read_line(path, line, sizeof(line)) ? join(gitdir, line, pl->err)
-						      : ows__strdup(gitdir, pl->err);
-	int rc = common ? 0 : OWS_ENOMEM;
-	const char *const files[][2] = {{common, "config"}, {gitdir, "config.worktree"}};
-	for (size_t i = 0; i < OWS__ARRAY_LEN(files) && rc >= 0; i++) {
-		snprintf(path, sizeof(path), "%s/%s", files[i][0], files[i][1]);
-		rc = guard_config(pl, path, above, 0);
-	}
-	free(common);
-	free(gitdir);
-	return rc < 0 ? rc : 0;
-}
-
 static int record_mode(struct plan *pl, const char *path)
 {
 	ows__guard_watch *g = pl->g;
@@ -857,7 +862,7 @@ int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ow
 		if (rc >= 0)
 			rc = guard_dotgit(&pl, folder, 0);
 		if (rc >= 0)
-			rc = guard_above_configs(&pl, above);
+			rc = guard_outside_repo(&pl, above);
 		free(above);
 	}
 	if (rc >= 0)
