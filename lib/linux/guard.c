@@ -383,17 +383,65 @@ static int guard_named(struct plan *pl, const char *base, const char *value,
 }
 
 /*
- * A path git resolves against the work tree where it runs a hook or the
- * fsmonitor (core.hooksPath, core.fsmonitor): against `worktree`, or, for
- * a config outside any repository (system, global), against every work
- * tree the plan found in the folder.  Of core.fsmonitor only a command
- * that names a path counts: `true` is git's own daemon, a bare name is
- * looked up in PATH.
+ * The config keys whose value is a command git runs through the shell, from
+ * the top of the work tree, on a plain action (status, diff, log, commit,
+ * fetch) or an alias the person types: a relative path there (`tools/x.sh`)
+ * is a file in the folder.  Section, then key (NULL: any key of the section,
+ * `[pager] log`); a subsection (`[filter "lfs"]`) may come between.
  */
-static int guard_hook_path(struct plan *pl, const char *key, char *value, const char *worktree,
+static const struct {
+	const char *section, *key;
+} git_commands[] = {
+	{"core", "fsmonitor"},   /* status */
+	{"core", "pager"},       /* log, diff */
+	{"core", "editor"},      /* commit */
+	{"core", "sshcommand"},  /* fetch, push */
+	{"core", "askpass"},     /* fetch, push */
+	{"sequence", "editor"},  /* rebase -i */
+	{"diff", "external"},    /* diff */
+	{"diff", "command"},     /* diff, per driver */
+	{"diff", "textconv"},    /* diff, log -p */
+	{"filter", "clean"},     /* status, add */
+	{"filter", "smudge"},    /* checkout, switch */
+	{"filter", "process"},   /* the same, long-running */
+	{"merge", "driver"},     /* merge, pull */
+	{"gpg", "program"},      /* commit with commit.gpgSign, log --show-signature */
+	{"credential", "helper"}, /* fetch, push */
+	{"interactive", "difffilter"}, /* add -p */
+	{"pager", NULL},         /* per command */
+	{"alias", NULL},         /* `!cmd` aliases */
+};
+
+bool ows__guard_git_command_at(size_t i, const char **section, const char **key)
+{
+	if (i >= OWS__ARRAY_LEN(git_commands))
+		return false;
+	*section = git_commands[i].section;
+	*key = git_commands[i].key;
+	return true;
+}
+
+static bool git_runs(const char *section, const char *key)
+{
+	for (size_t i = 0; i < OWS__ARRAY_LEN(git_commands); i++)
+		if (strcasecmp(section, git_commands[i].section) == 0 &&
+		    (!git_commands[i].key || strcasecmp(key, git_commands[i].key) == 0))
+			return true;
+	return false;
+}
+
+/*
+ * A path git resolves against the work tree where it runs a hook or a
+ * command (core.hooksPath, and the commands of git_commands): against
+ * `worktree`, or, for a config outside any repository (system, global),
+ * against every work tree the plan found in the folder.  Of a command only
+ * its first word counts, and only when it names a path: `true` is git's
+ * own fsmonitor daemon, a bare name is looked up in PATH.
+ */
+static int guard_hook_path(struct plan *pl, bool command, char *value, const char *worktree,
 			   int depth)
 {
-	if (strcasecmp(key, "fsmonitor") == 0) {
+	if (command) {
 		value[strcspn(value, " \t")] = '\0';
 		if (!strchr(value, '/'))
 			return 0;
@@ -408,7 +456,7 @@ static int guard_hook_path(struct plan *pl, const char *key, char *value, const 
 
 /*
  * Reads one git config file for the paths it makes git read or run from:
- * core.hooksPath and core.fsmonitor (relative to the work tree) and
+ * core.hooksPath and the commands of git_commands (relative to the work tree) and
  * include/includeIf paths (relative to the file; every condition taken as
  * met, so that nothing git might include is missed).  A small reader of git's syntax, enough for
  * section headers and `key = value` lines; what it cannot read it leaves,
@@ -443,9 +491,10 @@ static int guard_config(struct plan *pl, const char *path, const char *worktree,
 		char *key = trim(s), *value = trim(eq + 1);
 		if (!*value)
 			continue;
-		if (strcasecmp(section, "core") == 0 &&
-		    (strcasecmp(key, "hookspath") == 0 || strcasecmp(key, "fsmonitor") == 0))
-			rc = guard_hook_path(pl, key, value, worktree, depth);
+		if (strcasecmp(section, "core") == 0 && strcasecmp(key, "hookspath") == 0)
+			rc = guard_hook_path(pl, false, value, worktree, depth);
+		else if (git_runs(section, key)) /* `!cmd`: an alias's or a helper's shell command */
+			rc = guard_hook_path(pl, true, value + (value[0] == '!'), worktree, depth);
 		else if ((strcasecmp(section, "include") == 0 ||
 			  strcasecmp(section, "includeif") == 0) && strcasecmp(key, "path") == 0)
 			rc = guard_named(pl, dir, value, worktree, true, depth);

@@ -103,6 +103,51 @@ static void test_table(void)
 	}
 }
 
+/* Each config key that names a command: a relative path in it is read-only, or moved aside
+ * when new; the same name looked up in PATH guards nothing. */
+static void test_git_commands(void)
+{
+	const char *section, *key;
+	for (size_t i = 0; ows__guard_git_command_at(i, &section, &key); i++) {
+		char config[200];
+		fresh();
+		mkdir(at(".git"), 0755);
+		/* A driver's or a URL's subsection where git has one (`[filter "lfs"]`). */
+		bool sub = strstr("filter diff merge credential gpg", section) != NULL;
+		snprintf(config, sizeof(config), "[%s%s]\n\t%s = %stools/run.sh --flag\n"
+			 "[%s]\n\t%s = run.sh\n", section, sub ? " \"sub\"" : "", key ? key : "log",
+			 strcmp(section, "alias") == 0 ? "!" : "", section, key ? key : "diff");
+		put(".git/config", config);
+		mkdir(at("tools"), 0755);
+		put("tools/run.sh", "true\n");
+		put("run.sh", "true\n");
+		ows__strv ro = {0}, pin = {0}, moved = {0};
+		ows__guard_watch *g = NULL;
+		int rc = ows__guard_plan(F, NULL, &ro, &pin, &g, NULL);
+		ok(rc == 0 && has(&ro, "tools/run.sh") && !has(&ro, "run.sh"),
+		   "%s.%s: a command by a relative path is read-only, one from PATH is not", section,
+		   key ? key : "*");
+		ows__guard_watch_free(g);
+		ows__strv_free(&ro);
+		ows__strv_free(&pin);
+		g = NULL;
+		char cmd[600];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", at("tools"));
+		if (system(cmd) != 0)
+			bail_out("cannot remove %s", at("tools"));
+		rc = ows__guard_plan(F, NULL, &ro, &pin, &g, NULL);
+		mkdir(at("tools"), 0755);
+		put("tools/run.sh", "true\n");
+		rc = rc ? rc : ows__guard_sweep(g, "abcdef0123", &moved, NULL, NULL);
+		ok(rc == 0 && !exists("tools") && exists("run.sh") && moved.len == 1,
+		   "%s.%s: its folder made inside is moved aside", section, key ? key : "*");
+		ows__strv_free(&moved);
+		ows__guard_watch_free(g);
+		ows__strv_free(&ro);
+		ows__strv_free(&pin);
+	}
+}
+
 /* Every repository in the folder, found by git's rules, and what is new made inert. */
 static void test_repos(void)
 {
@@ -348,6 +393,7 @@ int main(void)
 	if (system(cmd) != 0)
 		diag("could not remove %s", F);
 	test_table();
+	test_git_commands();
 	test_repos();
 	test_outside_configs();
 	test_too_many();
