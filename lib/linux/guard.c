@@ -456,7 +456,8 @@ static int guard_hook_path(struct plan *pl, bool command, char *value, const cha
 
 /*
  * Reads one git config file for the paths it makes git read or run from:
- * core.hooksPath and the commands of git_commands (relative to the work tree) and
+ * core.hooksPath, init.templateDir and the commands of git_commands (relative
+ * to the work tree) and
  * include/includeIf paths (relative to the file; every condition taken as
  * met, so that nothing git might include is missed).  A small reader of git's syntax, enough for
  * section headers and `key = value` lines; what it cannot read it leaves,
@@ -491,7 +492,9 @@ static int guard_config(struct plan *pl, const char *path, const char *worktree,
 		char *key = trim(s), *value = trim(eq + 1);
 		if (!*value)
 			continue;
-		if (strcasecmp(section, "core") == 0 && strcasecmp(key, "hookspath") == 0)
+		/* Folders git runs hooks from, or copies them from into every new repository. */
+		if ((strcasecmp(section, "core") == 0 && strcasecmp(key, "hookspath") == 0) ||
+		    (strcasecmp(section, "init") == 0 && strcasecmp(key, "templatedir") == 0))
 			rc = guard_hook_path(pl, false, value, worktree, depth);
 		else if (git_runs(section, key)) /* `!cmd`: an alias's or a helper's shell command */
 			rc = guard_hook_path(pl, true, value + (value[0] == '!'), worktree, depth);

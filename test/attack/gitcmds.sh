@@ -1,6 +1,6 @@
 # The commands the person's git config names by a path relative to the work tree: a clean
 # filter (`git status`), a diff textconv (`git diff`), the editor (`git commit`), an alias
-# (`!tools/st.sh`).  git runs each from the top of the work tree, outside the wall, on a
+# (`!tools/st.sh`), and the template folder `git init` copies hooks from.  git runs each from the top of the work tree, outside the wall, on a
 # plain action; the agent, which may write .gitattributes, plants the scripts.  What
 # those paths name in the folder is the person's: none of the agent's runs outside.  A
 # control: a command git looks up in PATH (no `/`) guards nothing, and the agent's files
@@ -35,4 +35,14 @@ attack_gitcmds() {
 		git config --remove-section diff.tc; git config --unset core.editor; rm -f '$PHOME/.gitconfig'"
 	as_person rm -rf "$RW/tools" "$RW"/tools.owsbx-moved-* "$RW/.gitattributes" "$RW/cat" "$OUT"/m-gitcmd-*
 	as_person git -C "$RW" checkout -q a.txt
+
+	# The person's init.templateDir in the folder: `git init` and `git clone` copy its hooks
+	# into every new repository, where the person's next commit runs them.
+	as_person sh -c "printf '[init]\n\ttemplateDir = $RW/tmpl\n' > '$PHOME/.gitconfig'"
+	sbx -- sh -c "mkdir -p tmpl/hooks && printf '#!/bin/sh\ntouch %s\n' ${m}tmpl \
+		> tmpl/hooks/pre-commit && chmod +x tmpl/hooks/pre-commit" >/dev/null 2>&1
+	as_person sh -c "git init -q '$OUT/new' && git -C '$OUT/new' -c user.name=t -c user.email=t@e \
+		commit -q --allow-empty -m x" >/dev/null 2>&1
+	repos_no_marker "$(tag) init.templateDir in ~/.gitconfig: git init copies no hook of the agent's" gitcmd-tmpl
+	as_person rm -rf "$PHOME/.gitconfig" "$OUT/new" "$RW/tmpl" "$RW"/tmpl.owsbx-moved-* "$OUT"/m-gitcmd-*
 }

@@ -148,6 +148,22 @@ static void test_git_commands(void)
 	}
 }
 
+/* init.templateDir: the hooks `git init` copies into every new repository. */
+static void test_template_dir(void)
+{
+	fresh();
+	mkdir(at(".git"), 0755);
+	put(".git/config", "[init]\n\ttemplateDir = tmpl\n");
+	mkdir(at("tmpl"), 0755);
+	ows__strv ro = {0}, pin = {0};
+	ows__guard_watch *g = NULL;
+	int rc = ows__guard_plan(F, NULL, &ro, &pin, &g, NULL);
+	ok(rc == 0 && has(&ro, "tmpl"), "init.templateDir in the folder is read-only");
+	ows__guard_watch_free(g);
+	ows__strv_free(&ro);
+	ows__strv_free(&pin);
+}
+
 /* Every repository in the folder, found by git's rules, and what is new made inert. */
 static void test_repos(void)
 {
@@ -394,6 +410,7 @@ int main(void)
 		diag("could not remove %s", F);
 	test_table();
 	test_git_commands();
+	test_template_dir();
 	test_repos();
 	test_outside_configs();
 	test_too_many();
