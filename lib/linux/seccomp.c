@@ -41,6 +41,9 @@
  *   - kill(-1), and prlimit, priority, I/O priority and CPU affinity of
  *     another process (prlimit's RLIMIT_CPU ends it): a command's own
  *     (pid 0) only.
+ *   - a chown to a group other than the person's own: their supplementary
+ *     groups stay (no user namespace leaves them unmapped), and a file
+ *     given to one, with group write, is its other members' to change.
  * Also, OWS_SECCOMP_NO_TRUNCATE: Landlock before ABI 3 does not handle
  * truncate(2) (by path), which would empty the person's files outside.
  *
