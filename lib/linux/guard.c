@@ -729,6 +729,57 @@ static int guard_names(struct plan *pl, const char *dir, const ows_config *cfg)
 }
 
 /*
+ * What `dothg`'s hgrc names in the folder: the files its %include lines
+ * name, and the program of each shell hook (`pre-status = tools/h.sh`: the
+ * first word, when it names a path, resolved from the repository's root,
+ * where Mercurial runs it).  For a `.hg` in the folder and for one above it.
+ */
+static int guard_hgrc(struct plan *pl, const char *dothg)
+{
+	char path[PATH_MAX + 32], section[32] = "";
+	snprintf(path, sizeof(path), "%s/hgrc", dothg);
+	FILE *f = fopen_regular(path);
+	char *root = ows__strdup(dothg, pl->err);
+	if (root)
+		*strrchr(root, '/') = '\0';
+	int rc = root ? 0 : OWS_ENOMEM;
+	char line[4096];
+	while (f && rc >= 0 && fgets(line, sizeof(line), f)) {
+		char *s = trim(line), *eq = strchr(s, '=');
+		if (*s == '[') {
+			size_t n = strcspn(s + 1, "]");
+			snprintf(section, sizeof(section), "%.*s", (int)n, s + 1);
+		} else if (strncmp(s, "%include", 8) == 0 && (s[8] == ' ' || s[8] == '\t')) {
+			rc = guard_named(pl, dothg, trim(s + 8), NULL, false, 0);
+		} else if (eq && strcmp(section, "hooks") == 0 && *s != '#' && *s != ';') {
+			char *value = trim(eq + 1);
+			if (strncmp(value, "python:", 7) != 0)
+				rc = guard_hook_path(pl, true, value, root, 0);
+		}
+	}
+	if (f)
+		fclose(f);
+	free(root);
+	return rc < 0 ? rc : 0;
+}
+
+/* The `.hg` above the folder whose repository hg run in it would use, or NULL (caller frees). */
+static char *hg_above(const char *folder)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", folder);
+	for (char *s = strrchr(buf, '/'); s && s != buf; s = strrchr(buf, '/')) {
+		*s = '\0';
+		char dothg[PATH_MAX + 8];
+		snprintf(dothg, sizeof(dothg), "%s/.hg", buf);
+		struct stat st;
+		if (stat(dothg, &st) == 0 && S_ISDIR(st.st_mode))
+			return strdup(dothg);
+	}
+	return NULL;
+}
+
+/*
  * A Mercurial repository: `.hg` pinned, and what Mercurial reads to decide
  * what to run bound read-only (or watched): hgrc (hooks, extensions), the
  * share's hgrc-not-shared and sharedpath (whose repository's hgrc a shared
@@ -746,17 +797,7 @@ static int guard_hg(struct plan *pl, const char *dothg)
 		snprintf(path, sizeof(path), "%s/%s", dothg, names[i]);
 		rc = guard_path(pl, path);
 	}
-	snprintf(path, sizeof(path), "%s/hgrc", dothg);
-	FILE *f = rc >= 0 ? fopen_regular(path) : NULL;
-	char line[4096];
-	while (f && rc >= 0 && fgets(line, sizeof(line), f)) {
-		char *s = trim(line);
-		if (strncmp(s, "%include", 8) == 0 && (s[8] == ' ' || s[8] == '\t'))
-			rc = guard_named(pl, dothg, trim(s + 8), NULL, false, 0);
-	}
-	if (f)
-		fclose(f);
-	return rc < 0 ? rc : 0;
+	return rc < 0 ? rc : guard_hgrc(pl, dothg);
 }
 
 /*
@@ -917,6 +958,11 @@ int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ow
 			rc = guard_outside_repo(&pl, above);
 		free(above);
 	}
+	snprintf(path, sizeof(path), "%s/.hg", folder);
+	char *hg = rc >= 0 && lstat(path, &st) != 0 ? hg_above(folder) : NULL;
+	if (hg) /* its hgrc is outside, but may name a hook or an include in the folder */
+		rc = guard_hgrc(&pl, hg);
+	free(hg);
 	if (rc >= 0)
 		rc = guard_submodules(&pl, folder, 0);
 	if (rc >= 0)
