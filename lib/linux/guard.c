@@ -704,6 +704,56 @@ static char *work_tree_above(const char *folder)
 	return NULL;
 }
 
+/*
+ * The files `dir/.envrc` loads by name, which direnv runs on `cd` with no
+ * new `direnv allow` (only the .envrc itself is hashed): `dotenv[_if_exists]
+ * FILE` and `source_env[_if_exists] FILE` (or a folder: its .envrc), and
+ * `source`/`.` of a file, relative to `dir`.  One command a line, its first
+ * argument taken as written (quotes trimmed); what the line builds at run
+ * time ($VARS) is left.  PATH_add and `layout` folders are not guarded: the
+ * agent builds into them.
+ */
+static int guard_envrc(struct plan *pl, const char *dir)
+{
+	static const char *const loaders[] = {"dotenv", "dotenv_if_exists", "source_env",
+					      "source_env_if_exists", "source", "."};
+	char path[PATH_MAX + 16], line[4096];
+	snprintf(path, sizeof(path), "%s/.envrc", dir);
+	FILE *f = fopen_regular(path);
+	int rc = 0;
+	while (f && rc >= 0 && fgets(line, sizeof(line), f)) {
+		char *s = trim(line), *arg = s + strcspn(s, " \t");
+		if (!*arg)
+			continue;
+		*arg++ = '\0';
+		arg = trim(arg);
+		arg[strcspn(arg, " \t;&|#")] = '\0';
+		size_t n = strlen(arg);
+		if (n >= 2 && (arg[0] == '"' || arg[0] == '\'') && arg[n - 1] == arg[0]) {
+			arg[n - 1] = '\0';
+			arg++;
+		}
+		bool loads = false;
+		for (size_t i = 0; i < OWS__ARRAY_LEN(loaders) && !loads; i++)
+			loads = strcmp(s, loaders[i]) == 0;
+		if (!loads || !*arg || arg[0] == '-' || strchr(arg, '$'))
+			continue;
+		/* `source_env DIR` loads DIR/.envrc. */
+		char target[PATH_MAX + 16];
+		int len = snprintf(target, sizeof(target), "%s", arg);
+		char *full = strncmp(s, "source_env", 10) == 0 ? join(dir, arg, pl->err) : NULL;
+		struct stat st;
+		if (full && stat(full, &st) == 0 && S_ISDIR(st.st_mode) && len > 0 &&
+		    (size_t)len < sizeof(target))
+			snprintf(target + len, sizeof(target) - (size_t)len, "/.envrc");
+		free(full);
+		rc = guard_named(pl, dir, target, NULL, false, 0);
+	}
+	if (f)
+		fclose(f);
+	return rc < 0 ? rc : 0;
+}
+
 /* The tools' names at `dir` (a folder, or a work tree in it): the table, or the machine's list. */
 static int guard_names(struct plan *pl, const char *dir, const ows_config *cfg)
 {
@@ -725,6 +775,8 @@ static int guard_names(struct plan *pl, const char *dir, const ows_config *cfg)
 		snprintf(path, sizeof(path), "%s/%s", dir, names->v[i]);
 		rc = guard_path(pl, path);
 	}
+	if (rc >= 0)
+		rc = guard_envrc(pl, dir);
 	return rc < 0 ? rc : 0;
 }
 

@@ -164,6 +164,31 @@ static void test_template_dir(void)
 	ows__strv_free(&pin);
 }
 
+/* What an .envrc loads by name: read-only when there, watched when not. */
+static void test_envrc(void)
+{
+	fresh();
+	put(".envrc", "dotenv_if_exists .env.local\nsource_env sub\nsource_env_if_exists 'x.sh' # c\n"
+		      "dotenv $HOME/.env\nPATH_add bin\n");
+	put(".env.local", "A=1\n");
+	mkdir(at("sub"), 0755);
+	put("sub/.envrc", "export B=1\n");
+	mkdir(at("bin"), 0755);
+	ows__strv ro = {0}, pin = {0}, moved = {0};
+	ows__guard_watch *g = NULL;
+	int rc = ows__guard_plan(F, NULL, &ro, &pin, &g, NULL);
+	ok(rc == 0 && has(&ro, ".env.local") && has(&ro, "sub/.envrc"),
+	   "what an .envrc loads (dotenv_if_exists FILE, source_env DIR) is read-only");
+	ok(!has(&ro, "bin") && !has(&ro, "sub"), "a PATH_add folder and source_env's folder are not");
+	put("x.sh", "touch x\n");
+	rc = rc ? rc : ows__guard_sweep(g, "abcdef0123", &moved, NULL, NULL);
+	ok(rc == 0 && !exists("x.sh") && moved.len == 1, "a file it sources made inside is moved aside");
+	ows__strv_free(&moved);
+	ows__guard_watch_free(g);
+	ows__strv_free(&ro);
+	ows__strv_free(&pin);
+}
+
 /* Every repository in the folder, found by git's rules, and what is new made inert. */
 static void test_repos(void)
 {
@@ -411,6 +436,7 @@ int main(void)
 	test_table();
 	test_git_commands();
 	test_template_dir();
+	test_envrc();
 	test_repos();
 	test_outside_configs();
 	test_too_many();
