@@ -16,7 +16,7 @@ above_plant() { # folder hooks cfg repo tag
 		chmod +x '$2/pre-commit' && printf '[alias]\n\tst = !touch ${m}-include\n' > '$3';
 		echo mine > mine.txt && echo done" 2>&1)
 	check "$(tag) control: the agent writes in the folder ($5)" \
-		test "$(printf '%s' "$out" | tail -1)" = done
+		test "$(printf '%s' "$out" | tail -1)" = "done"
 	check "$(tag) control: ... and its file stays ($5)" test "$(cat "$1/mine.txt" 2>&1)" = mine
 	as_person git -C "$4" -c user.name=t -c user.email=t@e commit -q --allow-empty \
 		-m outside >/dev/null 2>&1

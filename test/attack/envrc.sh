@@ -18,7 +18,7 @@ attack_envrc() {
 		echo 'touch ${m}private' > cfg/.envrc.private &&
 		printf '#!/bin/sh\ntouch %s\n' ${m}dotenv > bin/git && chmod +x bin/git &&
 		echo 'PATH=$RW/bin:/usr/bin:/bin' > .env.local && echo mine > .env.other && echo done" 2>&1)
-	check "$(tag) control: the agent writes in the folder" test "$(printf '%s' "$out" | tail -1)" = done
+	check "$(tag) control: the agent writes in the folder" test "$(printf '%s' "$out" | tail -1)" = "done"
 	check "$(tag) control: ... a file the .envrc does not name stays" \
 		test "$(cat "$RW/.env.other" 2>&1)" = mine
 	as_person sh -c "direnv exec '$RW' git --version" >/dev/null 2>&1

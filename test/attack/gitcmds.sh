@@ -18,7 +18,7 @@ attack_gitcmds() {
 		printf '*.txt filter=strip diff=tc\n' > .gitattributes && echo changed >> a.txt &&
 		echo mine > cat && echo done" 2>&1)
 	check "$(tag) control: the agent writes .gitattributes and changes a file" \
-		test "$(printf '%s' "$out" | tail -1)" = done
+		test "$(printf '%s' "$out" | tail -1)" = "done"
 	check "$(tag) control: ... which stay" grep -q filter=strip "$RW/.gitattributes"
 	check "$(tag) control: a name the config runs from PATH (clean = cat) stays the agent's to write" \
 		test "$(cat "$RW/cat" 2>&1)" = mine

@@ -17,7 +17,7 @@ attack_hghooks() {
 		not_ok "$(tag) premise: the person's hg repository with hooks"
 	out=$(sbx -- sh -c "mkdir -p tools && printf '#!/bin/sh\ntouch %s\n' ${m}own > tools/hgpre.sh &&
 		chmod +x tools/hgpre.sh && echo mine > true && echo done" 2>&1)
-	check "$(tag) control: the agent writes in the folder" test "$(printf '%s' "$out" | tail -1)" = done
+	check "$(tag) control: the agent writes in the folder" test "$(printf '%s' "$out" | tail -1)" = "done"
 	check "$(tag) control: a hook's name found in PATH (true) stays the agent's to write" \
 		test "$(cat "$RW/true" 2>&1)" = mine
 	owsbx run --provider "$P" --net "$NET" --rw "$RW/sub" -- sh -c \
