@@ -112,6 +112,7 @@ static const struct {
 	{".irbrc", "irb: Ruby run when irb starts there"},
 	{".pryrc", "pry: Ruby run when pry starts there"},
 	{".Rprofile", "R: run when R starts there"},
+	{".lfsconfig", "git-lfs: the server (lfs.url) the person's push uploads the large files to"},
 };
 
 #define GUARD_MAX_DEPTH 4 /* submodules of submodules, commondir, includes */
