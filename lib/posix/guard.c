@@ -112,6 +112,7 @@ static const struct {
 	{".irbrc", "irb: Ruby run when irb starts there"},
 	{".pryrc", "pry: Ruby run when pry starts there"},
 	{".Rprofile", "R: run when R starts there"},
+	{".lfsconfig", "git-lfs: the server (lfs.url) the person's push uploads the large files to"},
 };
 
 #define GUARD_MAX_DEPTH 4 /* submodules of submodules, commondir, includes */
@@ -384,17 +385,65 @@ static int guard_named(struct plan *pl, const char *base, const char *value,
 }
 
 /*
- * A path git resolves against the work tree where it runs a hook or the
- * fsmonitor (core.hooksPath, core.fsmonitor): against `worktree`, or, for
- * a config outside any repository (system, global), against every work
- * tree the plan found in the folder.  Of core.fsmonitor only a command
- * that names a path counts: `true` is git's own daemon, a bare name is
- * looked up in PATH.
+ * The config keys whose value is a command git runs through the shell, from
+ * the top of the work tree, on a plain action (status, diff, log, commit,
+ * fetch) or an alias the person types: a relative path there (`tools/x.sh`)
+ * is a file in the folder.  Section, then key (NULL: any key of the section,
+ * `[pager] log`); a subsection (`[filter "lfs"]`) may come between.
  */
-static int guard_hook_path(struct plan *pl, const char *key, char *value, const char *worktree,
+static const struct {
+	const char *section, *key;
+} git_commands[] = {
+	{"core", "fsmonitor"},   /* status */
+	{"core", "pager"},       /* log, diff */
+	{"core", "editor"},      /* commit */
+	{"core", "sshcommand"},  /* fetch, push */
+	{"core", "askpass"},     /* fetch, push */
+	{"sequence", "editor"},  /* rebase -i */
+	{"diff", "external"},    /* diff */
+	{"diff", "command"},     /* diff, per driver */
+	{"diff", "textconv"},    /* diff, log -p */
+	{"filter", "clean"},     /* status, add */
+	{"filter", "smudge"},    /* checkout, switch */
+	{"filter", "process"},   /* the same, long-running */
+	{"merge", "driver"},     /* merge, pull */
+	{"gpg", "program"},      /* commit with commit.gpgSign, log --show-signature */
+	{"credential", "helper"}, /* fetch, push */
+	{"interactive", "difffilter"}, /* add -p */
+	{"pager", NULL},         /* per command */
+	{"alias", NULL},         /* `!cmd` aliases */
+};
+
+bool ows__guard_git_command_at(size_t i, const char **section, const char **key)
+{
+	if (i >= OWS__ARRAY_LEN(git_commands))
+		return false;
+	*section = git_commands[i].section;
+	*key = git_commands[i].key;
+	return true;
+}
+
+static bool git_runs(const char *section, const char *key)
+{
+	for (size_t i = 0; i < OWS__ARRAY_LEN(git_commands); i++)
+		if (strcasecmp(section, git_commands[i].section) == 0 &&
+		    (!git_commands[i].key || strcasecmp(key, git_commands[i].key) == 0))
+			return true;
+	return false;
+}
+
+/*
+ * A path git resolves against the work tree where it runs a hook or a
+ * command (core.hooksPath, and the commands of git_commands): against
+ * `worktree`, or, for a config outside any repository (system, global),
+ * against every work tree the plan found in the folder.  Of a command only
+ * its first word counts, and only when it names a path: `true` is git's
+ * own fsmonitor daemon, a bare name is looked up in PATH.
+ */
+static int guard_hook_path(struct plan *pl, bool command, char *value, const char *worktree,
 			   int depth)
 {
-	if (strcasecmp(key, "fsmonitor") == 0) {
+	if (command) {
 		value[strcspn(value, " \t")] = '\0';
 		if (!strchr(value, '/'))
 			return 0;
@@ -409,7 +458,8 @@ static int guard_hook_path(struct plan *pl, const char *key, char *value, const 
 
 /*
  * Reads one git config file for the paths it makes git read or run from:
- * core.hooksPath and core.fsmonitor (relative to the work tree) and
+ * core.hooksPath, init.templateDir and the commands of git_commands (relative
+ * to the work tree) and
  * include/includeIf paths (relative to the file; every condition taken as
  * met, so that nothing git might include is missed).  A small reader of git's syntax, enough for
  * section headers and `key = value` lines; what it cannot read it leaves,
@@ -444,9 +494,12 @@ static int guard_config(struct plan *pl, const char *path, const char *worktree,
 		char *key = trim(s), *value = trim(eq + 1);
 		if (!*value)
 			continue;
-		if (strcasecmp(section, "core") == 0 &&
-		    (strcasecmp(key, "hookspath") == 0 || strcasecmp(key, "fsmonitor") == 0))
-			rc = guard_hook_path(pl, key, value, worktree, depth);
+		/* Folders git runs hooks from, or copies them from into every new repository. */
+		if ((strcasecmp(section, "core") == 0 && strcasecmp(key, "hookspath") == 0) ||
+		    (strcasecmp(section, "init") == 0 && strcasecmp(key, "templatedir") == 0))
+			rc = guard_hook_path(pl, false, value, worktree, depth);
+		else if (git_runs(section, key)) /* `!cmd`: an alias's or a helper's shell command */
+			rc = guard_hook_path(pl, true, value + (value[0] == '!'), worktree, depth);
 		else if ((strcasecmp(section, "include") == 0 ||
 			  strcasecmp(section, "includeif") == 0) && strcasecmp(key, "path") == 0)
 			rc = guard_named(pl, dir, value, worktree, true, depth);
@@ -533,6 +586,45 @@ static int guard_gitdir(struct plan *pl, const char *gitdir, const char *worktre
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * The config of a repository whose git folder lies outside the folder, as
+ * git run in `worktree` reads it: the repository above the folder (`--rw
+ * ~/proj/sub`), or the one a linked worktree's `.git` file names (`--rw
+ * ~/proj-agent`).  It is the person's, but a relative core.hooksPath
+ * (resolved against the work tree: `sub/hooks`, or the linked worktree's
+ * `.githooks`) or an include may name a path in the folder.  Found as git
+ * finds it: `.git` a folder, or a `gitdir:` file whose git folder has a
+ * `commondir` (a linked worktree: the common folder's config) or not (a
+ * submodule: its own).
+ */
+static int guard_outside_repo(struct plan *pl, const char *worktree)
+{
+	char path[PATH_MAX + 32], line[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/.git", worktree);
+	char *gitdir = NULL, *common = NULL;
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (read_line(path, line, sizeof(line)) && strncmp(line, "gitdir:", 7) == 0)
+			gitdir = join(worktree, trim(line + 7), pl->err);
+	} else {
+		gitdir = ows__strdup(path, pl->err);
+	}
+	if (!gitdir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/commondir", gitdir);
+	common = read_line(path, line, sizeof(line)) ? join(gitdir, line, pl->err)
+						      : ows__strdup(gitdir, pl->err);
+	int rc = common ? 0 : OWS_ENOMEM;
+	const char *const files[][2] = {{common, "config"}, {gitdir, "config.worktree"}};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(files) && rc >= 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s", files[i][0], files[i][1]);
+		rc = guard_config(pl, path, worktree, 0);
+	}
+	free(common);
+	free(gitdir);
+	return rc < 0 ? rc : 0;
+}
+
 /* `dir/.git`: a folder, a `gitdir:` file (bound read-only, and what it names), or a link. */
 static int guard_dotgit(struct plan *pl, const char *dir, int depth)
 {
@@ -558,6 +650,8 @@ static int guard_dotgit(struct plan *pl, const char *dir, int depth)
 	rc = 0;
 	if (real && stat(real, &st) == 0 && S_ISDIR(st.st_mode))
 		rc = guard_gitdir(pl, real, dir, GITDIR_REPO, depth);
+	else if (target && !real)
+		rc = guard_outside_repo(pl, dir); /* a linked worktree of a repository elsewhere */
 	free(real);
 	free(target);
 	return rc;
@@ -612,6 +706,56 @@ static char *work_tree_above(const char *folder)
 	return NULL;
 }
 
+/*
+ * The files `dir/.envrc` loads by name, which direnv runs on `cd` with no
+ * new `direnv allow` (only the .envrc itself is hashed): `dotenv[_if_exists]
+ * FILE` and `source_env[_if_exists] FILE` (or a folder: its .envrc), and
+ * `source`/`.` of a file, relative to `dir`.  One command a line, its first
+ * argument taken as written (quotes trimmed); what the line builds at run
+ * time ($VARS) is left.  PATH_add and `layout` folders are not guarded: the
+ * agent builds into them.
+ */
+static int guard_envrc(struct plan *pl, const char *dir)
+{
+	static const char *const loaders[] = {"dotenv", "dotenv_if_exists", "source_env",
+					      "source_env_if_exists", "source", "."};
+	char path[PATH_MAX + 16], line[4096];
+	snprintf(path, sizeof(path), "%s/.envrc", dir);
+	FILE *f = fopen_regular(path);
+	int rc = 0;
+	while (f && rc >= 0 && fgets(line, sizeof(line), f)) {
+		char *s = trim(line), *arg = s + strcspn(s, " \t");
+		if (!*arg)
+			continue;
+		*arg++ = '\0';
+		arg = trim(arg);
+		arg[strcspn(arg, " \t;&|#")] = '\0';
+		size_t n = strlen(arg);
+		if (n >= 2 && (arg[0] == '"' || arg[0] == '\'') && arg[n - 1] == arg[0]) {
+			arg[n - 1] = '\0';
+			arg++;
+		}
+		bool loads = false;
+		for (size_t i = 0; i < OWS__ARRAY_LEN(loaders) && !loads; i++)
+			loads = strcmp(s, loaders[i]) == 0;
+		if (!loads || !*arg || arg[0] == '-' || strchr(arg, '$'))
+			continue;
+		/* `source_env DIR` loads DIR/.envrc. */
+		char target[PATH_MAX + 16];
+		int len = snprintf(target, sizeof(target), "%s", arg);
+		char *full = strncmp(s, "source_env", 10) == 0 ? join(dir, arg, pl->err) : NULL;
+		struct stat st;
+		if (full && stat(full, &st) == 0 && S_ISDIR(st.st_mode) && len > 0 &&
+		    (size_t)len < sizeof(target))
+			snprintf(target + len, sizeof(target) - (size_t)len, "/.envrc");
+		free(full);
+		rc = guard_named(pl, dir, target, NULL, false, 0);
+	}
+	if (f)
+		fclose(f);
+	return rc < 0 ? rc : 0;
+}
+
 /* The tools' names at `dir` (a folder, or a work tree in it): the table, or the machine's list. */
 static int guard_names(struct plan *pl, const char *dir, const ows_config *cfg)
 {
@@ -633,7 +777,60 @@ static int guard_names(struct plan *pl, const char *dir, const ows_config *cfg)
 		snprintf(path, sizeof(path), "%s/%s", dir, names->v[i]);
 		rc = guard_path(pl, path);
 	}
+	if (rc >= 0)
+		rc = guard_envrc(pl, dir);
 	return rc < 0 ? rc : 0;
+}
+
+/*
+ * What `dothg`'s hgrc names in the folder: the files its %include lines
+ * name, and the program of each shell hook (`pre-status = tools/h.sh`: the
+ * first word, when it names a path, resolved from the repository's root,
+ * where Mercurial runs it).  For a `.hg` in the folder and for one above it.
+ */
+static int guard_hgrc(struct plan *pl, const char *dothg)
+{
+	char path[PATH_MAX + 32], section[32] = "";
+	snprintf(path, sizeof(path), "%s/hgrc", dothg);
+	FILE *f = fopen_regular(path);
+	char *root = ows__strdup(dothg, pl->err);
+	if (root)
+		*strrchr(root, '/') = '\0';
+	int rc = root ? 0 : OWS_ENOMEM;
+	char line[4096];
+	while (f && rc >= 0 && fgets(line, sizeof(line), f)) {
+		char *s = trim(line), *eq = strchr(s, '=');
+		if (*s == '[') {
+			size_t n = strcspn(s + 1, "]");
+			snprintf(section, sizeof(section), "%.*s", (int)n, s + 1);
+		} else if (strncmp(s, "%include", 8) == 0 && (s[8] == ' ' || s[8] == '\t')) {
+			rc = guard_named(pl, dothg, trim(s + 8), NULL, false, 0);
+		} else if (eq && strcmp(section, "hooks") == 0 && *s != '#' && *s != ';') {
+			char *value = trim(eq + 1);
+			if (strncmp(value, "python:", 7) != 0)
+				rc = guard_hook_path(pl, true, value, root, 0);
+		}
+	}
+	if (f)
+		fclose(f);
+	free(root);
+	return rc < 0 ? rc : 0;
+}
+
+/* The `.hg` above the folder whose repository hg run in it would use, or NULL (caller frees). */
+static char *hg_above(const char *folder)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", folder);
+	for (char *s = strrchr(buf, '/'); s && s != buf; s = strrchr(buf, '/')) {
+		*s = '\0';
+		char dothg[PATH_MAX + 8];
+		snprintf(dothg, sizeof(dothg), "%s/.hg", buf);
+		struct stat st;
+		if (stat(dothg, &st) == 0 && S_ISDIR(st.st_mode))
+			return strdup(dothg);
+	}
+	return NULL;
 }
 
 /*
@@ -654,17 +851,7 @@ static int guard_hg(struct plan *pl, const char *dothg)
 		snprintf(path, sizeof(path), "%s/%s", dothg, names[i]);
 		rc = guard_path(pl, path);
 	}
-	snprintf(path, sizeof(path), "%s/hgrc", dothg);
-	FILE *f = rc >= 0 ? fopen_regular(path) : NULL;
-	char line[4096];
-	while (f && rc >= 0 && fgets(line, sizeof(line), f)) {
-		char *s = trim(line);
-		if (strncmp(s, "%include", 8) == 0 && (s[8] == ' ' || s[8] == '\t'))
-			rc = guard_named(pl, dothg, trim(s + 8), NULL, false, 0);
-	}
-	if (f)
-		fclose(f);
-	return rc < 0 ? rc : 0;
+	return rc < 0 ? rc : guard_hgrc(pl, dothg);
 }
 
 
@@ -825,8 +1012,15 @@ int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ow
 		rc = add_unique(&pl.worktrees, above, err);
 		if (rc >= 0)
 			rc = guard_dotgit(&pl, folder, 0);
+		if (rc >= 0)
+			rc = guard_outside_repo(&pl, above);
 		free(above);
 	}
+	snprintf(path, sizeof(path), "%s/.hg", folder);
+	char *hg = rc >= 0 && lstat(path, &st) != 0 ? hg_above(folder) : NULL;
+	if (hg) /* its hgrc is outside, but may name a hook or an include in the folder */
+		rc = guard_hgrc(&pl, hg);
+	free(hg);
 	if (rc >= 0)
 		rc = guard_submodules(&pl, folder, 0);
 	if (rc >= 0)

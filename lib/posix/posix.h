@@ -202,6 +202,8 @@ OWS__HIDDEN int ows__guard_fifos_known(const ows__guard_watch *g, size_t max, ow
 OWS__HIDDEN void ows__guard_watch_free(ows__guard_watch *g);
 /* The built-in list of protected names, relative to a folder; NULL past the end. */
 OWS__HIDDEN const char *ows__guard_default_at(size_t i);
+/* Entry i of the guard's git config keys that name a command (section, key or NULL), or false. */
+OWS__HIDDEN bool ows__guard_git_command_at(size_t i, const char **section, const char **key);
 
 /* A path bound over itself: read-only, or (pin) read-write so that it cannot be
  * renamed or removed from inside (a mount point is busy). */

@@ -103,6 +103,92 @@ static void test_table(void)
 	}
 }
 
+/* Each config key that names a command: a relative path in it is read-only, or moved aside
+ * when new; the same name looked up in PATH guards nothing. */
+static void test_git_commands(void)
+{
+	const char *section, *key;
+	for (size_t i = 0; ows__guard_git_command_at(i, &section, &key); i++) {
+		char config[200];
+		fresh();
+		mkdir(at(".git"), 0755);
+		/* A driver's or a URL's subsection where git has one (`[filter "lfs"]`). */
+		bool sub = strstr("filter diff merge credential gpg", section) != NULL;
+		snprintf(config, sizeof(config), "[%s%s]\n\t%s = %stools/run.sh --flag\n"
+			 "[%s]\n\t%s = run.sh\n", section, sub ? " \"sub\"" : "", key ? key : "log",
+			 strcmp(section, "alias") == 0 ? "!" : "", section, key ? key : "diff");
+		put(".git/config", config);
+		mkdir(at("tools"), 0755);
+		put("tools/run.sh", "true\n");
+		put("run.sh", "true\n");
+		ows__strv ro = {0}, pin = {0}, moved = {0};
+		ows__guard_watch *g = NULL;
+		int rc = ows__guard_plan(F, NULL, &ro, &pin, &g, NULL);
+		ok(rc == 0 && has(&ro, "tools/run.sh") && !has(&ro, "run.sh"),
+		   "%s.%s: a command by a relative path is read-only, one from PATH is not", section,
+		   key ? key : "*");
+		ows__guard_watch_free(g);
+		ows__strv_free(&ro);
+		ows__strv_free(&pin);
+		g = NULL;
+		char cmd[600];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", at("tools"));
+		if (system(cmd) != 0)
+			bail_out("cannot remove %s", at("tools"));
+		rc = ows__guard_plan(F, NULL, &ro, &pin, &g, NULL);
+		mkdir(at("tools"), 0755);
+		put("tools/run.sh", "true\n");
+		rc = rc ? rc : ows__guard_sweep(g, "abcdef0123", &moved, NULL, NULL);
+		ok(rc == 0 && !exists("tools") && exists("run.sh") && moved.len == 1,
+		   "%s.%s: its folder made inside is moved aside", section, key ? key : "*");
+		ows__strv_free(&moved);
+		ows__guard_watch_free(g);
+		ows__strv_free(&ro);
+		ows__strv_free(&pin);
+	}
+}
+
+/* init.templateDir: the hooks `git init` copies into every new repository. */
+static void test_template_dir(void)
+{
+	fresh();
+	mkdir(at(".git"), 0755);
+	put(".git/config", "[init]\n\ttemplateDir = tmpl\n");
+	mkdir(at("tmpl"), 0755);
+	ows__strv ro = {0}, pin = {0};
+	ows__guard_watch *g = NULL;
+	int rc = ows__guard_plan(F, NULL, &ro, &pin, &g, NULL);
+	ok(rc == 0 && has(&ro, "tmpl"), "init.templateDir in the folder is read-only");
+	ows__guard_watch_free(g);
+	ows__strv_free(&ro);
+	ows__strv_free(&pin);
+}
+
+/* What an .envrc loads by name: read-only when there, watched when not. */
+static void test_envrc(void)
+{
+	fresh();
+	put(".envrc", "dotenv_if_exists .env.local\nsource_env sub\nsource_env_if_exists 'x.sh' # c\n"
+		      "dotenv $HOME/.env\nPATH_add bin\n");
+	put(".env.local", "A=1\n");
+	mkdir(at("sub"), 0755);
+	put("sub/.envrc", "export B=1\n");
+	mkdir(at("bin"), 0755);
+	ows__strv ro = {0}, pin = {0}, moved = {0};
+	ows__guard_watch *g = NULL;
+	int rc = ows__guard_plan(F, NULL, &ro, &pin, &g, NULL);
+	ok(rc == 0 && has(&ro, ".env.local") && has(&ro, "sub/.envrc"),
+	   "what an .envrc loads (dotenv_if_exists FILE, source_env DIR) is read-only");
+	ok(!has(&ro, "bin") && !has(&ro, "sub"), "a PATH_add folder and source_env's folder are not");
+	put("x.sh", "touch x\n");
+	rc = rc ? rc : ows__guard_sweep(g, "abcdef0123", &moved, NULL, NULL);
+	ok(rc == 0 && !exists("x.sh") && moved.len == 1, "a file it sources made inside is moved aside");
+	ows__strv_free(&moved);
+	ows__guard_watch_free(g);
+	ows__strv_free(&ro);
+	ows__strv_free(&pin);
+}
+
 /* Every repository in the folder, found by git's rules, and what is new made inert. */
 static void test_repos(void)
 {
@@ -348,6 +434,9 @@ int main(void)
 	if (system(cmd) != 0)
 		diag("could not remove %s", F);
 	test_table();
+	test_git_commands();
+	test_template_dir();
+	test_envrc();
 	test_repos();
 	test_outside_configs();
 	test_too_many();

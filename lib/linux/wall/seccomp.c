@@ -41,6 +41,9 @@
  *   - kill(-1), and prlimit, priority, I/O priority and CPU affinity of
  *     another process (prlimit's RLIMIT_CPU ends it): a command's own
  *     (pid 0) only.
+ *   - a chown to a group other than the person's own: their supplementary
+ *     groups stay (no user namespace leaves them unmapped), and a file
+ *     given to one, with group write, is its other members' to change.
  * Also, OWS_SECCOMP_NO_TRUNCATE: Landlock before ABI 3 does not handle
  * truncate(2) (by path), which would empty the person's files outside.
  *
@@ -64,6 +67,7 @@
 #include <sys/stat.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "linux/linux.h"
 
@@ -452,6 +456,7 @@ typedef struct policy {
 	unsigned short verdict[NR_SPAN];
 	check checks[MAX_CHECKS];
 	unsigned nchecks;
+	unsigned own_group[2]; /* host namespaces: the groups a chown may name (host_ns) */
 	bool overflow;
 } policy;
 
@@ -568,6 +573,21 @@ static void host_ns(policy *pol, unsigned flags)
 	add_check(pol, SYS_socketpair, (check){.kind = PAIR_TYPES, .vals = pair_ok,
 					       .nvals = OWS__ARRAY_LEN(pair_ok),
 					       .deny = RET_ERRNO(EPERM)});
+	/*
+	 * A chown's group: -1 (kept) or the person's own.  Here a command keeps the
+	 * person's supplementary groups, which other local users share, and no user
+	 * namespace leaves them unmapped (EINVAL): a file given to one, with group
+	 * write (which stays), is theirs to change after the session.  This filter is
+	 * built by the person's own owsbx (only the landlock provider runs here).
+	 */
+	pol->own_group[0] = 0xffffffffu;
+	pol->own_group[1] = (unsigned)getegid();
+	values(pol, SYS_fchown, ALLOW_VALUES, 2, pol->own_group, 2);
+	values(pol, SYS_fchownat, ALLOW_VALUES, 3, pol->own_group, 2);
+#ifdef SYS_chown
+	values(pol, SYS_chown, ALLOW_VALUES, 2, pol->own_group, 2);
+	values(pol, SYS_lchown, ALLOW_VALUES, 2, pol->own_group, 2);
+#endif
 }
 
 /* socket() and socketpair() by family, for the network mode. */
