@@ -197,25 +197,48 @@ OWS__HIDDEN int ows__send_fds(int sock, const struct ows__msg *m, const int *fds
 OWS__HIDDEN __attribute__((noreturn)) void ows__init_die(const struct ows__plan *p,
 							 const char *stage, const char *path);
 /* Empties the capability sets; under a root host, becomes p->uid first. */
+/*
+ * What a command's restriction needs, copied out of the plan: a call's
+ * reaper reads nothing of the plan, which lies in the host's memory that
+ * reapers do not get (spare_reapers_the_host).
+ */
+struct ows__fence {
+	int abi;
+	bool in_host_ns;
+	pid_t init;
+	pid_t reaper;     /* the call's reaper, the command's parent; 0 for the proof */
+};
+OWS__HIDDEN struct ows__fence ows__init_fence_of(const struct ows__plan *p);
+/* A command's Landlock layer in the host's namespaces (init_restrict.c); 0, or an errno. */
+OWS__HIDDEN int ows__init_restrict_command(const struct ows__fence *p);
+/* A command's seccomp guard against signalling init and its reaper; 0, or an errno. */
+OWS__HIDDEN int ows__init_guard_command(const struct ows__fence *p);
+/* errno's name ("EACCES"), static text; for the proof's details. */
+OWS__HIDDEN const char *ows__init_errname(int e);
+/* Runs fn(arg) in a child on init's one child stack (CLONE_VM | CLONE_VFORK). */
+OWS__HIDDEN pid_t ows__init_start_child(int (*fn)(void *), void *arg, int flags);
 OWS__HIDDEN void ows__init_drop_identity(const struct ows__plan *p);
 /* What the reapers need to judge connect() (channels.c); before init restricts itself. */
 OWS__HIDDEN void ows__init_open_channels(const struct ows__plan *p);
-/* Landlock, then seccomp: after this, init and its children are inside. */
+/* Landlock, then seccomp: after this, init and its children are inside (init_restrict.c). */
 OWS__HIDDEN void ows__init_restrict(const struct ows__plan *p);
-/* Runs the proof in a child (a command's view, but for the exec) and sends it. */
+/* Runs the proof in a child (a command's view, but for the exec) and sends it (init_prove.c). */
 OWS__HIDDEN void ows__init_prove(const struct ows__plan *p);
 /* Marks the host's bulk of memory MADV_DONTFORK: no call's reaper copies it (init.c). */
 OWS__HIDDEN void ows__init_spare_reapers(void);
 /* Serves spawn and kill requests until the control socket closes. */
 OWS__HIDDEN __attribute__((noreturn)) void ows__init_serve(const struct ows__plan *p);
 /*
- * Init's whole life, for both providers (root.c): keeps only the control
+ * Init's whole life, for both providers (init_start.c): keeps only the control
  * socket, builds the sandbox's root from the plan and pivots into it, writes
  * the shared copies, opens the proxy's listener (allowlist), then drops its
  * identity, restricts itself, proves the wall and serves.  Called in the
  * child of clone() with the plan's namespaces.
  */
 OWS__HIDDEN __attribute__((noreturn)) void ows__init_main(struct ows__plan *p);
+/* Init's start (init_start.c) builds the sandbox through root.c in two steps. */
+OWS__HIDDEN void ows__root_ids_and_limits(struct ows__plan *p);
+OWS__HIDDEN void ows__root_build(struct ows__plan *p);
 
 /* --------------------------------------------------------------- host side */
 
