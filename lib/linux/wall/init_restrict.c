@@ -2,54 +2,21 @@
  * Init's restriction: its identity dropped, its Landlock domain and seccomp filter, and
  * the fence each command (and the proof) goes behind.  Runs between clone and exec in
  * init or a reaper: no allocation, no locks (init.h).
- */#include <elf.h>
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
-#include <arpa/inet.h>
-#include <linux/magic.h>
 #include <linux/seccomp.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/shm.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
-#include <sys/vfs.h>
-#include <netinet/in.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "channels.h"
 #include "init.h"
 #include "proxy/proxy.h"
 #include "view.h"
-
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#endif
-#ifndef SYS_landlock_add_rule
-#define SYS_landlock_add_rule 445
-#define SYS_landlock_restrict_self 446
-#endif
-#ifndef AF_VSOCK
-#define AF_VSOCK 40
-#endif
-#ifndef IPPROTO_MPTCP
-#define IPPROTO_MPTCP 262
-#endif
 
 /* ------------------------------------------------------------ init: restrict */
 
