@@ -691,16 +691,21 @@ static int guard_submodules(struct plan *pl, const char *worktree, int depth)
 	return rc;
 }
 
-/* The work tree above `folder` whose repository git run in it would use, or NULL (caller frees). */
-static char *work_tree_above(const char *folder)
+/*
+ * The nearest folder above `folder` that holds `name` (a folder of that name
+ * when `dir`), as git looks for its work tree (`.git`, a folder or a file) and
+ * hg for its repository (`.hg`); NULL when none (caller frees).
+ */
+static char *holder_above(const char *folder, const char *name, bool dir)
 {
 	char buf[PATH_MAX];
 	snprintf(buf, sizeof(buf), "%s", folder);
 	for (char *s = strrchr(buf, '/'); s && s != buf; s = strrchr(buf, '/')) {
 		*s = '\0';
-		char dotgit[PATH_MAX + 8];
-		snprintf(dotgit, sizeof(dotgit), "%s/.git", buf);
-		if (access(dotgit, F_OK) == 0)
+		char at[PATH_MAX + 8];
+		struct stat st;
+		snprintf(at, sizeof(at), "%s/%s", buf, name);
+		if (dir ? stat(at, &st) == 0 && S_ISDIR(st.st_mode) : access(at, F_OK) == 0)
 			return strdup(buf);
 	}
 	return NULL;
@@ -815,22 +820,6 @@ static int guard_hgrc(struct plan *pl, const char *dothg)
 		fclose(f);
 	free(root);
 	return rc < 0 ? rc : 0;
-}
-
-/* The `.hg` above the folder whose repository hg run in it would use, or NULL (caller frees). */
-static char *hg_above(const char *folder)
-{
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof(buf), "%s", folder);
-	for (char *s = strrchr(buf, '/'); s && s != buf; s = strrchr(buf, '/')) {
-		*s = '\0';
-		char dothg[PATH_MAX + 8];
-		snprintf(dothg, sizeof(dothg), "%s/.hg", buf);
-		struct stat st;
-		if (stat(dothg, &st) == 0 && S_ISDIR(st.st_mode))
-			return strdup(dothg);
-	}
-	return NULL;
 }
 
 /*
@@ -1006,7 +995,7 @@ int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ow
 	snprintf(path, sizeof(path), "%s/.git", folder);
 	struct stat st;
 	int rc = ows__strv_push(&pl.g->folders, folder, err);
-	char *above = lstat(path, &st) == 0 ? NULL : work_tree_above(folder);
+	char *above = lstat(path, &st) == 0 ? NULL : holder_above(folder, ".git", false);
 	if (above) {
 		/* git run in the folder uses the repository above: a `.git` made here would shadow it. */
 		rc = add_unique(&pl.worktrees, above, err);
@@ -1017,9 +1006,11 @@ int ows__guard_plan(const char *folder, const ows_config *cfg, ows__strv *ro, ow
 		free(above);
 	}
 	snprintf(path, sizeof(path), "%s/.hg", folder);
-	char *hg = rc >= 0 && lstat(path, &st) != 0 ? hg_above(folder) : NULL;
-	if (hg) /* its hgrc is outside, but may name a hook or an include in the folder */
-		rc = guard_hgrc(&pl, hg);
+	char *hg = rc >= 0 && lstat(path, &st) != 0 ? holder_above(folder, ".hg", true) : NULL;
+	if (hg) { /* its hgrc is outside, but may name a hook or an include in the folder */
+		snprintf(path, sizeof(path), "%s/.hg", hg);
+		rc = guard_hgrc(&pl, path);
+	}
 	free(hg);
 	if (rc >= 0)
 		rc = guard_submodules(&pl, folder, 0);

@@ -164,6 +164,27 @@ static void test_template_dir(void)
 	ows__strv_free(&pin);
 }
 
+/* A folder inside a Mercurial repository: the hgrc above names a hook by a path into it. */
+static void test_hg_above(void)
+{
+	fresh();
+	mkdir(at(".hg"), 0755);
+	put(".hg/hgrc", "[hooks]\npre-status = sub/tools/h.sh\n");
+	mkdir(at("sub"), 0755);
+	mkdir(at("sub/tools"), 0755);
+	put("sub/tools/h.sh", "touch x\n");
+	char folder[600];
+	snprintf(folder, sizeof(folder), "%s", at("sub"));
+	ows__strv ro = {0}, pin = {0};
+	ows__guard_watch *g = NULL;
+	int rc = ows__guard_plan(folder, NULL, &ro, &pin, &g, NULL);
+	ok(rc == 0 && has(&ro, "sub/tools/h.sh"),
+	   "Mercurial: a hook the repository above names by a path into the folder is read-only");
+	ows__guard_watch_free(g);
+	ows__strv_free(&ro);
+	ows__strv_free(&pin);
+}
+
 /* What an .envrc loads by name: read-only when there, watched when not. */
 static void test_envrc(void)
 {
@@ -436,6 +457,7 @@ int main(void)
 	test_table();
 	test_git_commands();
 	test_template_dir();
+	test_hg_above();
 	test_envrc();
 	test_repos();
 	test_outside_configs();
