@@ -380,98 +380,87 @@ static bool confirm(const char *question)
 	return line[0] == 'y' || line[0] == 'Y';
 }
 
-/* The openshell provider's setup: the plan, asked (unless --yes), then each step printed as
- * it is made, with the installer's and docker's own output; Ctrl-C cancels the step that
- * runs, and setup undoes what it did before it. */
-static int provider_setup(owsbx_args *a, ows_config *config, ows_setup_options *so)
+/* What a setup's plan says of itself, once printed. */
+struct setup_plan {
+	size_t nchanges;
+	bool blocked, root;
+};
+
+/*
+ * A setup's plan (ows_machine_plan), printed: its changes in order, its notes, and for the
+ * machine's own setup what follows; every string escaped.  -1 when there is none (the
+ * error printed).
+ */
+static int show_setup_plan(ows_config *config, ows_setup_options *so, struct setup_plan *sp)
 {
 	ows_error err;
 	ows_error_clear(&err);
-	so->provider = a->machine_provider;
-	char *plan = NULL;
-	if (ows_machine_plan(config, so, &plan, &err) < 0) {
+	char *text = NULL;
+	if (ows_machine_plan(config, so, &text, &err) < 0) {
 		print_error(&err);
-		return 1;
+		return -1;
 	}
-	json_t *p = json_loads(plan, 0, NULL);
-	ows_free(plan);
-	json_t *changes = json_object_get(p, "changes");
-	size_t i, n = json_array_size(changes);
-	json_t *v;
-	printf(n ? "Setup of %s will take these steps, in order:\n"
-		 : "Nothing to set up for %s.\n", so->provider);
+	json_t *p = json_loads(text, 0, NULL);
+	ows_free(text);
+	json_t *changes = json_object_get(p, "changes"), *v;
+	size_t i;
+	sp->nchanges = json_array_size(changes);
+	sp->blocked = json_is_true(json_object_get(p, "blocked"));
+	sp->root = json_is_true(json_object_get(p, "root"));
+	if (so->provider)
+		printf(sp->nchanges ? "Setup of %s will take these steps, in order:\n"
+				    : "Nothing to set up for %s.\n", shown(so->provider));
+	else if (sp->nchanges)
+		printf("Setup will make these changes:\n");
+	else if (!sp->blocked) /* a note says why it stops */
+		printf("Nothing to change: the machine is set up as recorded.\n");
 	json_array_foreach(changes, i, v)
-		printf("  %zu. %s: %s\n", i + 1, json_string_value(json_object_get(v, "item")),
-		       json_string_value(json_object_get(v, "change")));
+		printf("  %zu. %s: %s\n", i + 1, field(v, "item"), field(v, "change"));
 	json_array_foreach(json_object_get(p, "notes"), i, v)
-		printf("  note: %s\n", json_string_value(v));
+		printf("  note: %s\n", shown(json_string_value(v)));
 	const char *cmd = json_string_value(json_object_get(p, "command"));
-	if (cmd && cmd[0])
-		printf("  command: %s\n", cmd);
-	bool blocked = json_is_true(json_object_get(p, "blocked"));
+	if (so->provider && cmd && cmd[0])
+		printf("  command: %s\n", shown(cmd));
+	if (!so->provider && !sp->blocked)
+		printf("Then: %s.\n", field(p, "then"));
 	json_decref(p);
-	if (blocked) {
-		fprintf(stderr, "owsbx: setup cannot go ahead here (see the note above); nothing was "
-				"changed\n");
-		return 1;
-	}
-	if (n && !a->yes && !confirm("Take these steps?"))
-		return 1;
-	/* Ctrl-C reaches the step's command (same process group) and ends it; owsbx stays to
-	 * undo what setup did before it. */
-	owsbx_os_catch_signals(on_signal);
-	if (ows_machine_setup(config, so, &err) < 0) {
-		print_error(&err);
-		return 1;
-	}
-	printf("Setup done: run `owsbx machine sandbox status --provider %s`.\n", so->provider);
+	if (sp->blocked)
+		fprintf(stderr, "owsbx: setup cannot go ahead%s (see the note above); nothing was "
+				"changed\n", so->provider ? " here" : "");
 	return 0;
 }
 
+/*
+ * `machine sandbox setup`: the plan, asked (unless --yes, or nothing to change), then
+ * applied.  The machine's own setup asks only a root host (it changes accounts and
+ * rules); a provider's (openshell) prints each step as it is made, with the installer's
+ * and docker's own output: Ctrl-C cancels the step that runs, and setup undoes what it
+ * did before it.
+ */
 static int machine_setup(owsbx_args *a, ows_config *config, ows_setup_options *so)
 {
 	ows_error err;
 	ows_error_clear(&err);
-	if (a->machine_provider)
-		return provider_setup(a, config, so);
-	char *plan = NULL;
-	if (ows_machine_plan(config, so, &plan, &err) < 0) {
+	struct setup_plan sp;
+	so->provider = a->machine_provider;
+	if (show_setup_plan(config, so, &sp) < 0 || sp.blocked)
+		return 1;
+	bool ask = sp.nchanges && !a->yes && (so->provider || sp.root);
+	if (ask && !confirm(so->provider ? "Take these steps?" : "Apply these changes?"))
+		return 1;
+	/* Ctrl-C reaches the step's command (same process group) and ends it; owsbx stays to
+	 * undo what setup did before it. */
+	if (so->provider)
+		owsbx_os_catch_signals(on_signal);
+	if (ows_machine_setup(config, so, &err) < 0) {
 		print_error(&err);
 		return 1;
 	}
-	json_t *p = json_loads(plan, 0, NULL);
-	ows_free(plan);
-	json_t *changes = json_object_get(p, "changes");
-	size_t i;
-	json_t *v;
-	if (json_array_size(changes)) {
-		printf("Setup will make these changes:\n");
-		json_array_foreach(changes, i, v)
-			printf("  %zu. %s: %s\n", i + 1, field(v, "item"),
-			       field(v, "change"));
-	} else if (!json_is_true(json_object_get(p, "blocked"))) { /* a note says why it stops */
-		printf("Nothing to change: the machine is set up as recorded.\n");
-	}
-	json_array_foreach(json_object_get(p, "notes"), i, v)
-		printf("  note: %s\n", shown(json_string_value(v)));
-	bool blocked = json_is_true(json_object_get(p, "blocked"));
-	if (!blocked)
-		printf("Then: %s.\n", field(p, "then"));
-	bool root = json_is_true(json_object_get(p, "root"));
-	size_t nchanges = json_array_size(changes);
-	json_decref(p);
-	if (blocked) {
-		fprintf(stderr, "owsbx: setup cannot go ahead (see the note above); nothing was changed\n");
-		return 1;
-	}
-	if (root && nchanges && !a->yes && !confirm("Apply these changes?"))
-		return 1;
-	int rc = ows_machine_setup(config, so, &err);
-	if (rc < 0) {
-		print_error(&err);
-		return 1;
-	}
-	printf("Setup done: the wall is proved and the account provider is chosen.\n");
+	if (so->provider)
+		printf("Setup done: run `owsbx machine sandbox status --provider %s`.\n",
+		       shown(so->provider));
+	else
+		printf("Setup done: the wall is proved and the account provider is chosen.\n");
 	return 0;
 }
 
