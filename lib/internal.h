@@ -367,6 +367,13 @@ OWS__HIDDEN int ows__session_start_proxy(ows_session *s, const ows_policy *polic
 					 const char *tunnel_cmd, bool listener_handed_in,
 					 int *port, ows_error *err);
 
+/*
+ * Undoes what a provider's failed open left on the session through the calls
+ * above (its environment, its proxy) and its proof, so that the provider may
+ * open it again from the start (landlock, after a guess refused).
+ */
+OWS__HIDDEN void ows__session_forget_open(ows_session *s);
+
 /* The platform's providers; NULL for an unknown or unavailable name. */
 OWS__HIDDEN const ows__provider *ows__provider_find(const char *name);
 

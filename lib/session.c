@@ -657,6 +657,16 @@ void ows_proc_free(ows_proc *p)
 		ows__proc_release(p);
 }
 
+void ows__session_forget_open(ows_session *s)
+{
+	ows__pxc_close(s->proxy);
+	s->proxy = NULL;
+	s->call_ports = false;
+	ows__strv_free(&s->env);
+	free(s->proof_json);
+	s->proof_json = NULL;
+}
+
 /* The proxy variables every common client reads, all at 127.0.0.1:port. */
 static int env_add_proxy(ows__strv *env, int port, const char *tunnel_cmd, ows_error *err)
 {

@@ -679,12 +679,7 @@ static int landlock_open(ows_session *s, const ows_policy *policy, const ows_con
 	if (rc != OWS_EUNSUPPORTED || !guessed || !ows__userns_unusable())
 		return rc;
 	__atomic_store_n(&userns_refused, 1, __ATOMIC_RELAXED);
-	ows__pxc_close(s->proxy);
-	s->proxy = NULL;
-	s->call_ports = false;
-	ows__strv_free(&s->env);
-	free(s->proof_json);
-	s->proof_json = NULL;
+	ows__session_forget_open(s);
 	ows_error_clear(err);
 	return landlock_open_as(s, policy, config, NS_UNUSABLE, &guessed, err);
 }
