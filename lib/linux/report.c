@@ -178,16 +178,17 @@ static void add_landlock_rows(json_t *caps, enum wall w, int abi, bool unscoped_
 			 "outside the session folders nothing is in the sandbox's root", "");
 	add_promise(caps, w, "files.read_only_channels", "partial",
 		    "landlock covers each FIFO and unix socket of a read-only folder with an empty "
-		    "file; one made outside after the session opened is not covered (Landlock refuses "
-		    "writing into it if a FIFO, but has no right for connecting to a socket)",
+		    "file; one made outside after the session opened is not covered: a socket is "
+		    "refused at connect and a FIFO cannot be written into, but a FIFO can be read from",
 		    "enforced",
 		    "Landlock's read-only rights refuse writing into a FIFO, and seccomp lets no unix "
 		    "socket be made, so none is reached");
 	add_promise(caps, w, "files.read_write_fifos", "partial",
 		    "each FIFO of a read-write folder is covered with an empty file at open, and "
 		    "none can be made there (Landlock); while one the person made after the "
-		    "session opened is there, no command starts, but a command already running "
-		    "can open it",
+		    "session opened is there, no command starts; a command already running cannot "
+		    "write into it (its reaper opens for writing, and refuses a FIFO not the "
+		    "sandbox's own), but can read from it",
 		    "partial", ows__host_ns_partial(abi, "files.read_write_fifos"));
 	if (geteuid() == 0)
 		add_promise(caps, w, "files.supplementary_groups", "enforced",

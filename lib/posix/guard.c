@@ -1241,8 +1241,9 @@ int ows__guard_fifos_known(const ows__guard_watch *g, size_t max, ows__strv *out
  * program of theirs: the agent cannot make one there) is not covered in the
  * view, and opening it would join whoever holds it outside; moving it aside
  * would not help (the agent can open it under any name).  So no command
- * starts while one is there.  A command already running may still reach it:
- * the limit is in docs/promises.md.
+ * starts while one is there.  A command already running cannot write into
+ * it (its call's reaper opens for writing: channels.c), but may read from
+ * it: the limit is in docs/promises.md.
  */
 int ows__guard_fifos(const ows__guard_watch *g, ows_error *err)
 {

@@ -1,5 +1,6 @@
 /*
- * Channels to the person's programs: unix sockets in session folders.
+ * Channels to the person's programs: unix sockets and FIFOs in session
+ * folders.
  *
  * A pathname unix socket is found by its inode, wherever the connecting
  * process sits: across mount and network namespaces alike.  A server the
@@ -38,6 +39,25 @@
  * the reaper keeps serving its call's kill and other threads' connects
  * meanwhile.  A unix socket whose listener's queue is full answers EAGAIN
  * instead of waiting.
+ *
+ * A FIFO is the same kind of door: opening its name joins whoever holds
+ * the other end, and a program of the person's can make one in a session
+ * folder at any time, also while a command runs, where no mount covers it
+ * (the view covers those there at open; the host refuses to start a
+ * command while a new one is there).  Neither Landlock nor seccomp tells a
+ * FIFO's open from a file's.  So every open() that may write into what is
+ * there goes to the reaper too, which resolves the name once (O_PATH, as
+ * the command would, from its working folder or its dirfd), refuses a FIFO
+ * that does not lie on one of the sandbox's own mounts (its /tmp, /dev/shm
+ * and private folder) or a pipe, and opens that very inode through
+ * /proc/self/fd/N with the command's flags, handing the descriptor over
+ * (SECCOMP_IOCTL_NOTIF_ADDFD).  The reaper is the same uid in the same
+ * Landlock domain, mount and user namespaces as the command, so it may
+ * open no more than the command may; what differs is /proc/self, which
+ * as_command() rewrites to the command's, and the reaper's own /proc
+ * entries, which are never opened for it (judge()).  Opening for reading
+ * stays the kernel's: every read of every file would pay the round trip
+ * (about 25 us), and a FIFO read from brings data in, sends none out.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,10 +72,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -68,6 +90,19 @@
 #define CHAN_AUDIT_ARCH AUDIT_ARCH_AARCH64
 #else
 #error "channels filter: add this architecture's AUDIT_ARCH"
+#endif
+/* open() and creat() of x86-64; elsewhere openat alone (matched before these: never). */
+#ifdef SYS_open
+#define CHAN_SYS_OPEN SYS_open
+#define CHAN_SYS_CREAT SYS_creat
+#else
+#define CHAN_SYS_OPEN SYS_openat
+#define CHAN_SYS_CREAT SYS_openat
+#endif
+/* Linux 6.6: the reaper's answer wakes the command on the reaper's CPU, at once. */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of one thread */
@@ -90,6 +125,25 @@ int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline)
 		/* The reaper's tool, not the command's (Docker's profile refuses it too). */
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_getfd, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		/*
+		 * An open() that may write into what is there (open_for): not for a
+		 * name only (O_PATH), a folder, a new file (O_CREAT | O_EXCL) nor
+		 * for reading.  openat2's flags lie in memory, where a filter cannot
+		 * look: init's filter refuses it (ENOSYS), and its callers use openat.
+		 */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 2),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)),
+		BPF_JUMP(BPF_JMP | BPF_JA, 2, 0, 0), /* to the flags */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CHAN_SYS_OPEN, 0, 7), /* to creat */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(1)),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_PATH | O_DIRECTORY, 3, 0), /* allow */
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_ACCMODE, 0, 2),             /* allow */
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, O_CREAT | O_EXCL),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, O_CREAT | O_EXCL, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CHAN_SYS_CREAT, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 		/*
 		 * A umask without S_IWOTH (init hands it on): to the reaper, which
 		 * answers with the mask as it is and leaves it.  Reading the umask
@@ -363,6 +417,39 @@ static void unpin(struct target *t)
 }
 
 /*
+ * /proc/self is whoever resolves it.  The command's names through it, and
+ * through /dev's links into it (/dev/fd, /dev/stdin...), are rewritten to
+ * name the command's own /proc/TID; a link elsewhere that leads there
+ * resolves to the reaper's own entries instead, which nothing here hands
+ * on (a socket is not found there; open_for refuses it).  `path`, `own`
+ * holding the rewritten name, or NULL when it does not fit.
+ */
+static const char *as_command(const struct target *t, const char *path, char *own, size_t size)
+{
+	static const struct {
+		const char *from, *to;
+	} selves[] = {
+		{"/proc/self", ""},      {"/proc/thread-self", ""}, {"/dev/fd", "/fd"},
+		{"/dev/stdin", "/fd/0"}, {"/dev/stdout", "/fd/1"},  {"/dev/stderr", "/fd/2"},
+	};
+	for (size_t i = 0; i < OWS__ARRAY_LEN(selves); i++) {
+		size_t n = strlen(selves[i].from);
+		if (strncmp(path, selves[i].from, n) != 0 || (path[n] != '\0' && path[n] != '/'))
+			continue;
+		own[0] = '\0';
+		ows__buf_add(own, size, "/proc/");
+		ows__buf_add_num(own, size, t->tid);
+		ows__buf_add(own, size, selves[i].to);
+		size_t used = strlen(own), rest = strlen(path + n);
+		if (used + rest >= size)
+			return NULL;
+		memcpy(own + used, path + n, rest + 1);
+		return own;
+	}
+	return path;
+}
+
+/*
  * A pathname on a unix socket: resolved once, as the command would resolve
  * it, to the socket's inode; 0 with *via naming that inode (/proc/self/fd/N,
  * N in *opath), or the errno the command gets.
@@ -375,19 +462,10 @@ static int resolve(const struct ows__chan *ch, int notify, uint64_t id, const st
 	size_t n = len - offsetof(struct sockaddr_un, sun_path);
 	memcpy(path, sun->sun_path, n);
 	path[n] = '\0'; /* the kernel ends the name at the address's length, or at a NUL */
-	/* /proc/self is whoever resolves it: the command's, not the reaper's.  A link to
-	 * it elsewhere resolves to the reaper's own and is refused: nothing is found. */
 	char own[sizeof(path) + 32];
-	const char *name = path;
-	const char *const selves[] = {"/proc/self/", "/proc/thread-self/"};
-	for (size_t i = 0; i < OWS__ARRAY_LEN(selves); i++)
-		if (strncmp(path, selves[i], strlen(selves[i])) == 0) {
-			own[0] = '\0';
-			ows__buf_add(own, sizeof(own), "/proc/");
-			ows__buf_add_num(own, sizeof(own), t->tid);
-			ows__buf_add(own, sizeof(own), path + strlen(selves[i]) - 1);
-			name = own;
-		}
+	const char *name = as_command(t, path, own, sizeof(own));
+	if (!name)
+		return ENAMETOOLONG;
 	int dir = AT_FDCWD; /* an absolute name: the sandbox's root, the reaper's too */
 	if (name[0] != '/') {
 		char cwd[48] = "/proc/";
@@ -446,6 +524,321 @@ static void answer_umask(int notify, const struct seccomp_notif *n)
 		return;
 	}
 	ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &r);
+}
+
+/* ---------------------------------------------------------- one open() */
+
+/* The mount `path` (at dir; "" with AT_EMPTY_PATH: dir itself) lies on. 0, or an errno. */
+static int mount_of(int dir, const char *path, int flags, uint64_t *id)
+{
+	struct statx sx;
+	if (statx(dir, path, flags, STATX_MNT_ID, &sx) != 0)
+		return errno;
+	if (!(sx.stx_mask & STATX_MNT_ID))
+		return ENOSYS; /* before Linux 5.8 */
+	*id = sx.stx_mnt_id;
+	return 0;
+}
+
+int ows__chan_note_mounts(struct ows__chan *ch, const char *const *own, int n)
+{
+	int e = 0, fds[2] = {-1, -1};
+	ch->nown_fifo = 0;
+	if (n > OWS_CHAN_MAX_MOUNTS - 1)
+		return E2BIG;
+	for (int i = 0; i < n && !e; i++)
+		e = mount_of(AT_FDCWD, own[i], AT_SYMLINK_NOFOLLOW, &ch->own_fifo[ch->nown_fifo++]);
+	/* Pipes: the command's stdout through /dev/stdout, a pipe of `cmd >(sub)`. */
+	if (!e && pipe2(fds, O_CLOEXEC) != 0)
+		e = errno;
+	if (!e)
+		e = mount_of(fds[0], "", AT_EMPTY_PATH, &ch->own_fifo[ch->nown_fifo++]);
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	/* The reaper's listener is an anon inode, its targets' pidfds pidfs (or anon inodes). */
+	int anon = e ? -1 : eventfd(0, EFD_CLOEXEC);
+	if (!e && anon < 0)
+		e = errno;
+	if (!e)
+		e = mount_of(anon, "", AT_EMPTY_PATH, &ch->never[0]);
+	if (anon >= 0)
+		close(anon);
+	int pidfd = e ? -1 : (int)syscall(SYS_pidfd_open, syscall(SYS_getpid), 0);
+	if (!e && pidfd < 0)
+		e = errno;
+	if (!e)
+		e = mount_of(pidfd, "", AT_EMPTY_PATH, &ch->never[1]);
+	if (pidfd >= 0)
+		close(pidfd);
+	return e ? e : mount_of(AT_FDCWD, "/proc", 0, &ch->proc);
+}
+
+/*
+ * The NUL-ended name at `at` in the memory of the caller (tid), into buf:
+ * whoever holds that tid now, until the call is found still waiting after.
+ * 0, or an errno.
+ */
+static int read_name(pid_t tid, uint64_t at, char *buf, size_t size)
+{
+	for (size_t got = 0; got < size;) {
+		size_t page = 4096 - ((at + got) & 4095), want = size - got < page ? size - got : page;
+		struct iovec local = {.iov_base = buf + got, .iov_len = want};
+		struct iovec remote = {.iov_base = (void *)(uintptr_t)(at + got), .iov_len = want};
+		ssize_t n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+		if (n <= 0) /* EPERM: the caller made itself non-dumpable */
+			return n == 0 ? EFAULT : errno == ESRCH ? ENOENT : errno == EPERM ? EACCES : EFAULT;
+		if (memchr(buf + got, '\0', (size_t)n))
+			return 0;
+		got += (size_t)n;
+	}
+	return ENAMETOOLONG;
+}
+
+/*
+ * What a name is resolved from: the sandbox's root (the reaper's too) for an
+ * absolute one, else the caller's working folder or its `dirfd` (a copy).
+ * *dir is AT_FDCWD or a descriptor to close.  0, or an errno.
+ */
+static int start_of(pid_t tid, const char *name, int dirfd, int *dir)
+{
+	*dir = AT_FDCWD;
+	if (name[0] == '/')
+		return 0;
+	if (dirfd == AT_FDCWD) {
+		char cwd[48] = "/proc/";
+		ows__buf_add_num(cwd, sizeof(cwd), tid);
+		ows__buf_add(cwd, sizeof(cwd), "/cwd");
+		*dir = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+		if (pidfd < 0 && errno == EINVAL) { /* before 6.9: a pidfd names a process */
+			pid_t tgid = tgid_of(tid);
+			pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
+		}
+		*dir = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, dirfd, 0);
+		if (pidfd >= 0) {
+			int e = errno;
+			close(pidfd);
+			errno = e;
+		}
+	}
+	return *dir < 0 ? errno : 0;
+}
+
+static bool listed(const uint64_t *ids, int n, uint64_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/* `fd` is one of /proc/<the reaper>'s entries (its memory: a copy of the host's). */
+static bool reapers_own(int fd)
+{
+	char via[48] = "/proc/self/fd/", at[64], mine[32] = "/proc/";
+	ows__buf_add_num(via, sizeof(via), fd);
+	ows__buf_add_num(mine, sizeof(mine), (long)syscall(SYS_getpid));
+	ssize_t n = readlink(via, at, sizeof(at) - 1);
+	if (n < 0)
+		return true;
+	at[n] = '\0';
+	size_t k = strlen(mine);
+	return strncmp(at, mine, k) == 0 && (at[k] == '\0' || at[k] == '/');
+}
+
+/*
+ * Whether the command may open what `fd` (O_PATH) names with `flags`: 0, or
+ * the errno it gets.  A FIFO is a pipe to whoever holds its other end: one
+ * the sandbox made (its /tmp, /dev/shm, private folder) or a pipe may be
+ * written into, any other (the person's, in a session folder, made while
+ * the command runs) may not.
+ */
+static int judge(const struct ows__chan *ch, int fd, bool *fifo)
+{
+	struct statx sx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &sx) != 0)
+		return errno;
+	if (!(sx.stx_mask & STATX_MNT_ID))
+		return EACCES;
+	if (S_ISLNK(sx.stx_mode))
+		return ELOOP; /* O_NOFOLLOW, and a link is there */
+	if (listed(ch->never, 2, sx.stx_mnt_id))
+		return EACCES;
+	if (sx.stx_mnt_id == ch->proc && reapers_own(fd))
+		return EACCES;
+	*fifo = S_ISFIFO(sx.stx_mode);
+	return *fifo && !listed(ch->own_fifo, ch->nown_fifo, sx.stx_mnt_id) ? EACCES : 0;
+}
+
+/* What `fd` (O_PATH) names, opened with `flags`: that very inode, no name again. */
+static int reopen(int fd, int flags)
+{
+	char via[48] = "/proc/self/fd/";
+	ows__buf_add_num(via, sizeof(via), fd);
+	return open(via, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_NOCTTY | O_CLOEXEC);
+}
+
+/* `fd` into the caller's table as the call's result; closes fd. */
+static void give(int notify, uint64_t id, int fd, int flags)
+{
+	struct seccomp_notif_addfd a = {.id = id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)fd,
+					.newfd_flags = (uint32_t)(flags & O_CLOEXEC)};
+	int r = ioctl(notify, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+	if (r < 0 && errno == EINVAL) { /* before 5.14: add, then answer */
+		a.flags = 0;
+		r = ioctl(notify, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+		if (r >= 0) {
+			struct seccomp_notif_resp resp = {.id = id, .val = r};
+			ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		}
+	}
+	if (r < 0 && errno != ENOENT) /* ENOENT: the caller is gone, or a signal came first */
+		answer(notify, id, errno);
+	close(fd);
+}
+
+/* A blocking open of a FIFO that had no reader yet is started without blocking, then put back. */
+static void make_blocking(int fd, int flags)
+{
+	if (!(flags & O_NONBLOCK)) {
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	}
+}
+
+#define WAITING (-2) /* an own FIFO's writer waiting for a reader: asked again later */
+
+/*
+ * A file the name leads to no more: made as asked, with the command's umask.
+ * If a FIFO appeared there meanwhile, it was opened without blocking; one
+ * not the sandbox's is closed again, unused.  A descriptor, or -errno.
+ */
+static int create_for(const struct ows__chan *ch, const struct target *t, int dir, const char *name,
+		      int flags, mode_t mode)
+{
+	long mask = status_number(t->tid, "Umask:", 8);
+	if (mask < 0)
+		return -ENOENT;
+	mode_t was = umask((mode_t)mask);
+	int fd = openat(dir, name, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+	umask(was);
+	if (fd < 0)
+		return -errno;
+	bool fifo;
+	int e = judge(ch, fd, &fifo);
+	if (e) {
+		close(fd);
+		return -e;
+	}
+	make_blocking(fd, flags);
+	return fd;
+}
+
+/*
+ * open(name, flags, mode) as the command asked it, from `dir`: the name
+ * resolved once, as the command would (O_PATH), judged, and opened through
+ * that inode.  A descriptor, -errno, or WAITING (*waiting holds the O_PATH).
+ */
+static int open_for(const struct ows__chan *ch, const struct target *t, int dir, const char *name,
+		    int flags, mode_t mode, int *waiting)
+{
+	int at = openat(dir, name, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW));
+	if (at < 0)
+		return errno == ENOENT && (flags & O_CREAT) ? create_for(ch, t, dir, name, flags, mode)
+							    : -errno;
+	bool fifo = false;
+	int e = judge(ch, at, &fifo), fd = -1;
+	const bool waits = !e && fifo && (flags & O_ACCMODE) == O_WRONLY && !(flags & O_NONBLOCK);
+	if (!e) {
+		fd = reopen(at, waits ? flags | O_NONBLOCK : flags);
+		e = fd < 0 ? errno : 0;
+	}
+	if (waits && e == ENXIO) { /* no reader yet: the writer waits for one */
+		*waiting = at;
+		return WAITING;
+	}
+	close(at);
+	if (waits && !e)
+		make_blocking(fd, flags);
+	return e ? -e : fd;
+}
+
+/* One open() that may write: made or refused, answered (now, or once a FIFO has a reader). */
+static void take_open(struct ows__chan_supervisor *s, const struct seccomp_notif *n)
+{
+	int dirfd = AT_FDCWD, flags = (int)n->data.args[1];
+	uint64_t name_at = n->data.args[0];
+	mode_t mode = (mode_t)n->data.args[2];
+	if (n->data.nr == SYS_openat) {
+		dirfd = (int)n->data.args[0];
+		name_at = n->data.args[1];
+		flags = (int)n->data.args[2];
+		mode = (mode_t)n->data.args[3];
+	} else if (n->data.nr == CHAN_SYS_CREAT) {
+		flags = O_CREAT | O_WRONLY | O_TRUNC;
+		mode = (mode_t)n->data.args[1];
+	}
+	struct target t = {.tid = (pid_t)n->pid, .pidfd = -1, .mem = -1};
+	char name[4096], own[4096 + 32];
+	const char *path = name;
+	int dir = AT_FDCWD, waiting = -1, r = -ENOENT;
+	int e = read_name(t.tid, name_at, name, sizeof(name));
+	if (!e && !(path = as_command(&t, name, own, sizeof(own))))
+		e = ENAMETOOLONG;
+	if (!e)
+		e = start_of(t.tid, path, dirfd, &dir);
+	/* Still waiting: the name and the folder were the caller's, not a successor's. */
+	if (!e && !still_waiting(s->notify, n->id))
+		e = ENOENT;
+	if (!e)
+		r = open_for(s->ch, &t, dir, path, flags, mode, &waiting);
+	if (dir >= 0)
+		close(dir);
+	if (e)
+		answer(s->notify, n->id, e);
+	else if (r == WAITING && s->nwaiting < OWS_CHAN_MAX_PENDING) {
+		s->waiting[s->nwaiting].id = n->id;
+		s->waiting[s->nwaiting].fd = waiting;
+		s->waiting[s->nwaiting++].flags = flags;
+	} else if (r == WAITING) {
+		close(waiting); /* more writers wait than this reaper keeps: as if O_NONBLOCK */
+		answer(s->notify, n->id, ENXIO);
+	} else if (r < 0)
+		answer(s->notify, n->id, -r);
+	else
+		give(s->notify, n->id, r, flags);
+}
+
+int ows__chan_timeout(const struct ows__chan_supervisor *s)
+{
+	return s->nwaiting ? 20 : -1;
+}
+
+void ows__chan_retry(struct ows__chan_supervisor *s)
+{
+	for (int i = 0; i < s->nwaiting;) {
+		int fd = -1, flags = s->waiting[i].flags;
+		uint64_t id = s->waiting[i].id;
+		bool alive = s->notify >= 0 && still_waiting(s->notify, id);
+		if (alive) {
+			fd = reopen(s->waiting[i].fd, flags | O_NONBLOCK);
+			if (fd < 0 && errno == ENXIO) {
+				i++;
+				continue;
+			}
+			if (fd < 0)
+				answer(s->notify, id, errno);
+			else {
+				make_blocking(fd, flags);
+				give(s->notify, id, fd, flags);
+			}
+		}
+		close(s->waiting[i].fd);
+		s->waiting[i] = s->waiting[--s->nwaiting];
+	}
 }
 
 #define PENDING (-1) /* answered later, when the socket is writable */
@@ -515,6 +908,10 @@ static void take(struct ows__chan_supervisor *s)
 		answer_umask(s->notify, &n);
 		return;
 	}
+	if (n.data.nr == SYS_openat || n.data.nr == CHAN_SYS_OPEN || n.data.nr == CHAN_SYS_CREAT) {
+		take_open(s, &n);
+		return;
+	}
 	if (n.data.nr != SYS_connect) {
 		answer(s->notify, n.id, ENOSYS);
 		return;
@@ -544,6 +941,14 @@ static void take(struct ows__chan_supervisor *s)
 	if (sock >= 0)
 		close(sock);
 	answer(s->notify, n.id, e);
+}
+
+void ows__chan_begin(struct ows__chan_supervisor *s)
+{
+	/* Each call waits for its answer: wake the caller like a reply, not a task.
+	 * Earlier kernels answer EINVAL, and wake it the usual way. */
+	if (s->notify >= 0)
+		ioctl(s->notify, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 }
 
 int ows__chan_pollfds(const struct ows__chan_supervisor *s, struct pollfd *pfd, int max)

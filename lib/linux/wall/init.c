@@ -87,6 +87,21 @@ void ows__init_open_channels(const struct ows__plan *p)
 		errno = e;
 		ows__init_die(p, "open sock_diag", NULL);
 	}
+	if (p->in_host_ns)
+		return;
+	/* Where the sandbox's own FIFOs are: the memory file systems init made, and
+	 * the private folder when it is bound from disk. */
+	const char *own[OWS_CHAN_MAX_MOUNTS];
+	int n = 0;
+	for (int i = 0; i < p->nmounts && n < (int)OWS__ARRAY_LEN(own); i++)
+		if (p->mounts[i].kind == OWS_M_TMPFS ||
+		    (p->mounts[i].kind == OWS_M_BIND && p->private_dir &&
+		     strcmp(p->mounts[i].dst, p->private_dir) == 0))
+			own[n++] = p->mounts[i].dst;
+	if ((e = ows__chan_note_mounts(&chan, own, n))) {
+		errno = e;
+		ows__init_die(p, "note the sandbox's mounts", NULL);
+	}
 }
 
 /* A call's reaper runs here, in its own copy of init (init.c's handle_spawn). */
@@ -461,7 +476,7 @@ struct command {
  */
 static int supervise_command(struct command *c)
 {
-	struct sock_filter insns[32];
+	struct sock_filter insns[64];
 	int n = ows__chan_filter(insns, OWS__ARRAY_LEN(insns), chan.offline);
 	if (n < 0)
 		return E2BIG;
@@ -685,16 +700,18 @@ static int call_reaper(void *arg)
 	if (!call_start(k))
 		_exit(0);
 	struct ows__chan_supervisor sv = {.ch = &chan, .notify = k->cmd.notify};
+	ows__chan_begin(&sv);
 	k->sv = &sv;
 	for (;;) {
 		struct pollfd pfd[2 + OWS_CHAN_MAX_PENDING] = {{.fd = sfd, .events = POLLIN}};
 		int npfd = 1 + ows__chan_pollfds(&sv, pfd + 1, (int)OWS__ARRAY_LEN(pfd) - 1);
-		if (poll(pfd, (nfds_t)npfd, -1) < 0) {
+		if (poll(pfd, (nfds_t)npfd, ows__chan_timeout(&sv)) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		ows__chan_serve(&sv, pfd + 1, npfd - 1);
+		ows__chan_retry(&sv);
 		if (!(pfd[0].revents & POLLIN))
 			continue;
 		struct signalfd_siginfo si;
