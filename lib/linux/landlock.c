@@ -76,6 +76,30 @@ static const char *keep(struct landlock_impl *li, const char *s, ows_error *err)
 	return li->strings.v[li->strings.len - 1];
 }
 
+/*
+ * Another account than `uid` (`user`) has `gid` for its primary group or is
+ * a member of it, in the machine's own account files: group write then
+ * opens a file to someone else.  Debian gives each person a group of their
+ * own; a distribution's `users` group, or a team's, is shared.
+ */
+static bool group_shared(gid_t gid, uid_t uid, const char *user)
+{
+	struct group gr, *g = NULL;
+	char buf[16384];
+	if (getgrgid_r(gid, &gr, buf, sizeof(buf), &g) == 0 && g)
+		for (char **m = g->gr_mem; *m; m++)
+			if (!user || strcmp(*m, user) != 0)
+				return true;
+	FILE *f = fopen("/etc/passwd", "re");
+	bool shared = false;
+	struct passwd pw, *res;
+	while (f && !shared && fgetpwent_r(f, &pw, buf, sizeof(buf), &res) == 0)
+		shared = pw.pw_gid == gid && pw.pw_uid != uid;
+	if (f)
+		fclose(f);
+	return shared;
+}
+
 /* Who the command runs as: the host's own account, or under a root host, a chosen one. */
 static int plan_identity(struct ows__plan *p, const ows_policy *policy, const ows_config *config,
 			 struct landlock_impl *li, const char **home, const char **user,
@@ -127,6 +151,7 @@ static int plan_identity(struct ows__plan *p, const ows_policy *policy, const ow
 	}
 	*home = NULL;
 	*user = NULL;
+	p->group_shared = group_shared(p->gid, p->uid, res ? res->pw_name : NULL);
 	if (res) {
 		char *real = realpath(res->pw_dir, NULL);
 		*home = real && strcmp(real, "/") != 0 ? keep(li, real, err) : NULL;

@@ -80,6 +80,7 @@ typedef struct ows__seccomp {
 /* ows__seccomp_build's flags. */
 #define OWS_SECCOMP_HOST_NS 1u     /* init shares the host's namespaces (seccomp.c says what more is refused) */
 #define OWS_SECCOMP_NO_TRUNCATE 2u /* Landlock cannot refuse truncate(2) (ABI < 3): seccomp does */
+#define OWS_SECCOMP_NO_GROUP_WRITE 4u /* the command's group has other members: chmod g+w refused too */
 
 /* Builds the filter for a network mode.  Fails only if the table outgrew the buffer. */
 OWS__HIDDEN int ows__seccomp_build(ows__seccomp *f, ows_net net, unsigned flags, ows_error *err);

@@ -6,7 +6,9 @@
 # when the person's umask is 0; a command cannot take it out either: a umask without it
 # goes to the call's reaper, which answers with the mask as it is and leaves it (pip, tar
 # and coreutils read the umask by setting 0 and back, and still read it right); in the
-# host's namespaces no reaper stands between, and that attack is skipped.  Group write stays (Debian gives each person a private group).  An ACL
+# host's namespaces no reaper stands between, and that attack is skipped.  Group write goes the
+# same way where the person's primary group has another account in it, and stays where it is
+# the person's own (Debian's default).  An ACL
 # entry for others or another user opens a file as well: no extended attribute is set inside
 # (the call is skipped and returns 0, so that cp -a of a file with an ACL still works).
 ATTACKS="$ATTACKS worldwrite"
@@ -50,6 +52,11 @@ def inherited_creates():
     touch("inh-file", 0o666)
     os.mkdir("inh-dir", 0o777)
 
+def umask002_creates():
+    os.umask(0o002)
+    touch("u2-file", 0o666)
+    os.mkdir("u2-dir", 0o777)
+
 steps = {
     "ctl-chmod755": lambda: (touch("ctl755", 0o600), os.chmod("ctl755", 0o755)),
     "ctl-chmod775": lambda: (touch("ctl775", 0o600), os.chmod("ctl775", 0o775)),
@@ -66,6 +73,9 @@ steps = {
     "ctl-umask-read": umask_read,
     "inherited-creates": inherited_creates,
     "umask0-creates": umask0_creates,
+    "umask002-creates": umask002_creates,
+    "chmod-664-new": lambda: (touch("gw-new"), os.chmod("gw-new", 0o664)),
+    "fchmod-775-dir": lambda: (os.mkdir("gw-dir", 0o755), fchmod("gw-dir", 0o775)),
 }
 commands = {
     "ctl-coreutils-chmod755": ["sh", "-c", "touch cu-ctl && chmod 600 cu-ctl && chmod 755 cu-ctl"],
@@ -157,4 +167,30 @@ attack_worldwrite() {
 	as_person chmod -R o-w "$RW" 2>/dev/null
 	as_person rm -rf "$RW"/ctl* "$RW"/cu-ctl "$RW"/fchmod*-new "$RW"/chmod-dir "$RW"/sticky-dir \
 		"$RW"/inh-* "$RW"/acl-* "$RW"/u0-* 2>/dev/null
+	[ "$P" = landlock ] && [ -z "$ATK_HOST_NS" ] && attack_worldwrite_group
+}
+
+# The person's primary group shared with another account (a distribution's `users`, or a
+# team's group): group write opens a file to that account as write for others does, so it
+# goes the same way.  (Debian gives each person a group of their own, where it stays: the
+# controls above.)  The account provider's group is the account's own.
+attack_worldwrite_group() {
+	local mate=owstest_gm$HEX out mode
+	if ! useradd -M -N -g "$PERSON" -s /usr/sbin/nologin "$mate"; then
+		not_ok "$(tag) premise: another account with the person's group"
+		return
+	fi
+	out=$(sbx -- /usr/bin/python3 -c "$WORLDWRITE_PY" "$RW" chmod-664-new fchmod-775-dir \
+		umask002-creates 2>&1)
+	check "$(tag) a shared group: chmod g+w of a file is refused" grep -qx "chmod-664-new EPERM" <<<"$out"
+	check "$(tag) a shared group: fchmod g+w of a folder is refused" grep -qx "fchmod-775-dir EPERM" <<<"$out"
+	check "$(tag) a shared group: control: after umask(002), a command creates" \
+		grep -qx "umask002-creates OK" <<<"$out"
+	mode="$(worldwrite_mode u2-file) $(worldwrite_mode u2-dir)"
+	check "$(tag) a shared group: after umask(002), a 0666 file and a 0777 folder are closed to the group ($mode)" \
+		test "$mode" = "644 755"
+	out=$(as_person find "$RW" -perm -g+w -printf '%m %P\n' 2>&1)
+	check "$(tag) a shared group: nothing in the folder is writable by the group (${out//$'\n'/, })" test -z "$out"
+	userdel "$mate"
+	as_person rm -rf "$RW"/gw-* "$RW"/u2-* 2>/dev/null
 }

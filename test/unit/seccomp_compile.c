@@ -22,6 +22,7 @@
  */
 #include "linux/wall/seccomp.c"
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -191,19 +192,36 @@ static tally compare(const ows__seccomp *f, const policy *pol)
 	return t;
 }
 
+/* An open() with `flags`: to the reaper when it may write into what is there. */
+static unsigned chan_open_expected(uint32_t flags)
+{
+	if (flags & (O_PATH | O_DIRECTORY) || !(flags & O_ACCMODE) ||
+	    (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return RET_ALLOW;
+	return SECCOMP_RET_USER_NOTIF;
+}
+
 /* The command's own filter (channels.c), as its comments describe it. */
-static unsigned chan_expected(const struct seccomp_data *d, bool offline)
+static unsigned chan_expected(const struct seccomp_data *d, bool offline, mode_t closed)
 {
 	const unsigned other = offline ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW;
-	uint32_t a0 = (uint32_t)d->args[0], a1 = (uint32_t)d->args[1];
+	uint32_t a0 = (uint32_t)d->args[0], a1 = (uint32_t)d->args[1], a2 = (uint32_t)d->args[2];
 	if (d->arch != OWS_AUDIT_ARCH)
 		return KILL;
 	if (d->nr == SYS_connect)
 		return SECCOMP_RET_USER_NOTIF;
 	if (d->nr == SYS_pidfd_getfd)
 		return RET_ERRNO(EPERM);
+	if (d->nr == SYS_openat)
+		return chan_open_expected(a2);
+#ifdef SYS_open
+	if (d->nr == SYS_open)
+		return chan_open_expected(a1);
+	if (d->nr == SYS_creat)
+		return SECCOMP_RET_USER_NOTIF;
+#endif
 	if (d->nr == SYS_umask)
-		return a0 & S_IWOTH ? RET_ALLOW : SECCOMP_RET_USER_NOTIF;
+		return (a0 & closed) == closed ? RET_ALLOW : SECCOMP_RET_USER_NOTIF;
 	if (d->nr == SYS_seccomp)
 		return a0 == SECCOMP_SET_MODE_FILTER && (a1 & SECCOMP_FILTER_FLAG_NEW_LISTENER)
 			       ? RET_ERRNO(EPERM)
@@ -216,7 +234,7 @@ static unsigned chan_expected(const struct seccomp_data *d, bool offline)
 									  : RET_ERRNO(EPERM);
 }
 
-static tally chan_compare(bool offline)
+static tally chan_compare(bool offline, mode_t closed)
 {
 	static const uint64_t a0s[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, 0, 3, 0xffffffffu,
 				       ((uint64_t)1 << 32) | AF_UNIX, SECCOMP_SET_MODE_STRICT,
@@ -226,11 +244,21 @@ static tally chan_compare(bool offline)
 				       SOCK_STREAM | SOCK_CLOEXEC, SOCK_DGRAM | SOCK_NONBLOCK, 0xf0,
 				       SECCOMP_FILTER_FLAG_NEW_LISTENER,
 				       SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_TSYNC,
-				       SECCOMP_FILTER_FLAG_TSYNC, 0xffffffffu};
+				       SECCOMP_FILTER_FLAG_TSYNC, 0xffffffffu, O_WRONLY, O_RDWR,
+				       O_WRONLY | O_PATH, O_RDWR | O_DIRECTORY, O_WRONLY | O_CREAT,
+				       O_WRONLY | O_CREAT | O_EXCL, O_CREAT | O_EXCL,
+				       O_WRONLY | O_TRUNC | O_CLOEXEC, O_ACCMODE};
+	/* openat's flags */
+	static const uint64_t a2s[] = {0, O_RDONLY | O_CLOEXEC, O_WRONLY, O_RDWR | O_CLOEXEC,
+				       O_WRONLY | O_CREAT | O_TRUNC, O_WRONLY | O_CREAT | O_EXCL,
+				       O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, O_PATH | O_WRONLY,
+				       O_DIRECTORY | O_RDWR, O_TMPFILE | O_RDWR, O_RDONLY | O_CREAT,
+				       O_RDONLY | O_TRUNC, O_WRONLY | O_NONBLOCK, O_ACCMODE,
+				       ((uint64_t)1 << 32) | O_RDONLY, ((uint64_t)1 << 32) | O_WRONLY};
 	struct sock_filter insns[64];
 	ows__seccomp f = {0};
 	tally t = {0};
-	int n = ows__chan_filter(insns, OWS__ARRAY_LEN(insns), offline);
+	int n = ows__chan_filter(insns, OWS__ARRAY_LEN(insns), offline, closed);
 	if (n <= 0 || (size_t)n > OWS__ARRAY_LEN(f.insns)) {
 		t.wrong = 1;
 		snprintf(t.first, sizeof(t.first), "the filter does not build (%d)", n);
@@ -241,18 +269,22 @@ static tally chan_compare(bool offline)
 	struct seccomp_data d = {.arch = OWS_AUDIT_ARCH};
 	for (int nr = 0; nr < NR_SPAN; nr++)
 		for (size_t i = 0; i < OWS__ARRAY_LEN(a0s); i++)
-			for (size_t j = 0; j < OWS__ARRAY_LEN(a1s); j++) {
-				d.nr = nr;
-				d.args[0] = a0s[i];
-				d.args[1] = a1s[j];
-				unsigned got = run_bpf(&f, &d), want = chan_expected(&d, offline);
-				t.tried++;
-				if (got != want && t.wrong++ == 0)
-					snprintf(t.first, sizeof(t.first),
-						 "nr %d args %#llx %#llx: filter %#x, expected %#x", nr,
-						 (unsigned long long)d.args[0],
-						 (unsigned long long)d.args[1], got, want);
-			}
+			for (size_t j = 0; j < OWS__ARRAY_LEN(a1s); j++)
+				for (size_t k = 0; k < (nr == SYS_openat ? OWS__ARRAY_LEN(a2s) : 1); k++) {
+					d.nr = nr;
+					d.args[0] = a0s[i];
+					d.args[1] = a1s[j];
+					d.args[2] = a2s[k];
+					unsigned got = run_bpf(&f, &d);
+					unsigned want = chan_expected(&d, offline, closed);
+					t.tried++;
+					if (got != want && t.wrong++ == 0)
+						snprintf(t.first, sizeof(t.first),
+							 "nr %d args %#llx %#llx %#llx: filter %#x, expected %#x",
+							 nr, (unsigned long long)d.args[0],
+							 (unsigned long long)d.args[1],
+							 (unsigned long long)d.args[2], got, want);
+				}
 	d.arch = AUDIT_ARCH_I386;
 	d.nr = SYS_connect;
 	t.tried++;
@@ -275,6 +307,7 @@ int main(void)
 		{OWS_NET_OPEN, OWS_SECCOMP_HOST_NS, "open, host namespaces"},
 		{OWS_NET_OPEN, OWS_SECCOMP_HOST_NS | OWS_SECCOMP_NO_TRUNCATE,
 		 "open, host namespaces, no truncate"},
+		{OWS_NET_ALLOWLIST, OWS_SECCOMP_NO_GROUP_WRITE, "allowlist, a shared group"},
 	};
 	static ows__seccomp f;
 	static policy pol;
@@ -297,12 +330,15 @@ int main(void)
 			diag("%u wrong; first: %s", t.wrong, t.first);
 	}
 
-	for (int offline = 0; offline <= 1; offline++) {
-		tally t = chan_compare(offline);
-		if (!ok(t.wrong == 0, "a command's own filter (%s): %u inputs answered as documented",
-			offline ? "none" : "allowlist, open", t.tried))
-			diag("%u wrong; first: %s", t.wrong, t.first);
-	}
+	for (int offline = 0; offline <= 1; offline++)
+		for (int shared = 0; shared <= 1; shared++) {
+			tally t = chan_compare(offline, S_IWOTH | (shared ? S_IWGRP : 0));
+			if (!ok(t.wrong == 0,
+				"a command's own filter (%s%s): %u inputs answered as documented",
+				offline ? "none" : "allowlist, open", shared ? ", a shared group" : "",
+				t.tried))
+				diag("%u wrong; first: %s", t.wrong, t.first);
+		}
 
 	/* The control: the comparison sees one jump moved by one. */
 	ows_error err;

@@ -110,7 +110,7 @@
 
 /* ------------------------------------------------------------- the filter */
 
-int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline)
+int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline, mode_t closed)
 {
 #define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
 	/* A socket of another family than AF_UNIX: to the reaper under `none`. */
@@ -145,14 +145,16 @@ int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CHAN_SYS_CREAT, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 		/*
-		 * A umask without S_IWOTH (init hands it on): to the reaper, which
-		 * answers with the mask as it is and leaves it.  Reading the umask
-		 * by setting 0 and back (pip, tar, coreutils) still reads it right,
-		 * and nothing made afterwards is writable by other users.
+		 * A umask without S_IWOTH, or S_IWGRP where the group is shared
+		 * (`closed`: init hands them on): to the reaper, which answers with
+		 * the mask as it is and leaves it.  Reading the umask by setting 0
+		 * and back (pip, tar, coreutils) still reads it right, and nothing
+		 * made afterwards is writable by other users.
 		 */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_umask, 0, 4), /* to the seccomp check */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_umask, 0, 5), /* to the seccomp check */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, S_IWOTH, 0, 1),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, closed),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, closed, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 		/*
@@ -510,7 +512,7 @@ static void answer(int notify, uint64_t id, int e)
 }
 
 /*
- * umask(mask) without S_IWOTH, not made: the caller gets its umask as it is
+ * umask(mask) without all of the closed bits, not made: the caller gets its umask as it is
  * (Umask: of its status, Linux 4.7), as if it had set that.  Its status names
  * the caller only while the call waits; if it cannot be read, the caller is
  * gone or going, and the answer reaches no one.

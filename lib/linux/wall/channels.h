@@ -19,6 +19,7 @@ struct ows__chan {
 	int diag;        /* NETLINK_SOCK_DIAG in the sandbox's network, or -1: no supervision */
 	int *lock;       /* shared by the reapers: one question at a time on `diag` */
 	bool offline;    /* the network is `none`: the reapers count the internet sockets refused */
+	mode_t closed;   /* the write bits a command's umask keeps (ows__plan_closed_bits) */
 	/*
 	 * Mount ids: where a FIFO is the sandbox's own (its memory file systems,
 	 * its private folder, pipes); what a reaper's own descriptors lie on (anon
@@ -72,10 +73,12 @@ OWS__HIDDEN int ows__chan_note_mounts(struct ows__chan *ch, const char *const *o
  * of another family than AF_UNIX, which init's filter sends there too; a
  * unix socket other than STREAM or SEQPACKET is refused, and so are
  * pidfd_getfd (which the reaper, under init's filter only, needs) and a
- * seccomp listener of the command's own.  Written into insns (room for
+ * seccomp listener of the command's own; a umask without all of `closed`
+ * goes to the reaper.  Written into insns (room for
  * `max`); its length, or -1 when it does not fit.
  */
-OWS__HIDDEN int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline);
+OWS__HIDDEN int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline,
+				  mode_t closed);
 
 /* The reaper, once its command started: how its listener wakes the command. */
 OWS__HIDDEN void ows__chan_begin(struct ows__chan_supervisor *s);

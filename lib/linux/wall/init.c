@@ -83,6 +83,7 @@ void ows__init_open_channels(const struct ows__plan *p)
 	int e = p->in_host_ns ? 0 /* no unix socket can be made there */
 		: ows__chan_open(&chan);
 	chan.offline = p->net == OWS_NET_NONE;
+	chan.closed = ows__plan_closed_bits(p);
 	if (e) {
 		errno = e;
 		ows__init_die(p, "open sock_diag", NULL);
@@ -477,7 +478,7 @@ struct command {
 static int supervise_command(struct command *c)
 {
 	struct sock_filter insns[64];
-	int n = ows__chan_filter(insns, OWS__ARRAY_LEN(insns), chan.offline);
+	int n = ows__chan_filter(insns, OWS__ARRAY_LEN(insns), chan.offline, chan.closed);
 	if (n < 0)
 		return E2BIG;
 	struct sock_fprog prog = {.len = (unsigned short)n, .filter = insns};

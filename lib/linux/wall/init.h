@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "linux/linux.h"
@@ -80,6 +81,12 @@ struct ows__plan {
 	gid_t gid;
 	gid_t groups[32];
 	int ngroups;                 /* root host: supplementary groups of the target */
+	/*
+	 * Another account has `gid` as its primary group or is a member of it:
+	 * group write opens a file to them, so it goes as write for others does
+	 * (the umask init hands on, chmod).
+	 */
+	bool group_shared;
 	int clone_flags;
 
 	struct ows__mnt mounts[OWS_INIT_MAX_MOUNTS];
@@ -135,6 +142,12 @@ struct ows__plan {
 
 	int ctl;                     /* init's end of the control socket */
 };
+
+/* The write bits nothing made inside may carry: others', and the group's when shared. */
+static inline mode_t ows__plan_closed_bits(const struct ows__plan *p)
+{
+	return S_IWOTH | (p->group_shared ? S_IWGRP : 0);
+}
 
 /* ------------------------------------------------------------- messages */
 

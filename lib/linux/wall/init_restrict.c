@@ -74,7 +74,7 @@ void ows__init_restrict(const struct ows__plan *p)
 	close(rs);
 	/* New files start closed to other users, whatever the person's umask; the
 	 * filter refuses chmod with S_IWOTH (seccomp.c says why umask stays). */
-	umask(umask(0) | S_IWOTH);
+	umask(umask(0) | ows__plan_closed_bits(p));
 	struct sock_fprog prog = {
 		.len = p->seccomp.len,
 		.filter = (struct sock_filter *)p->seccomp.insns,

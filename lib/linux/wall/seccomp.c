@@ -503,12 +503,14 @@ static void only_self(policy *pol, long nr, int who, int which, unsigned user)
 }
 
 /* The checks every sandbox has: modes, device nodes, namespaces, terminals, personality. */
-static void checks_for_all(policy *pol)
+static void checks_for_all(policy *pol, unsigned flags)
 {
 	/* Set-ID bits for the calls that create (a new file keeps S_ISUID/S_ISGID of its
 	 * mode; mkdir drops S_ISGID today, refused all the same); the chmods refuse
-	 * S_IWOTH too: what is opened to every local user stays open after the session. */
-	const unsigned setid = S_ISUID | S_ISGID, chmods = S_ISUID | S_ISGID | S_IWOTH;
+	 * S_IWOTH too: what is opened to every local user stays open after the session;
+	 * and S_IWGRP where the command's group is not the person's alone. */
+	const unsigned setid = S_ISUID | S_ISGID;
+	const unsigned chmods = setid | S_IWOTH | (flags & OWS_SECCOMP_NO_GROUP_WRITE ? S_IWGRP : 0);
 	static const unsigned tty_ioctls[] = {TIOCSTI, TIOCLINUX};
 	/* Docker's: the default, Linux 2.4's UNAME26, 32-bit addresses, both, and the query. */
 	static const unsigned personas[] = {0x0, 0x8, 0x20000, 0x20008, 0xffffffffu};
@@ -649,7 +651,7 @@ static void make_policy(policy *pol, ows_net net, unsigned flags)
 	 */
 	if (!(flags & OWS_SECCOMP_HOST_NS))
 		set(pol, SYS_pidfd_getfd, V_ALLOW);
-	checks_for_all(pol);
+	checks_for_all(pol, flags);
 	if (flags & OWS_SECCOMP_HOST_NS)
 		host_ns(pol, flags);
 	sockets(pol, net, flags);

@@ -513,7 +513,8 @@ static int plan_host_net(struct ows__plan *p, ows_net net, ows_error *err)
 		if (why)
 			ows__plan_partial(p, host_ns_partial[i].promise, why);
 	}
-	unsigned flags = OWS_SECCOMP_HOST_NS | (p->abi < 3 ? OWS_SECCOMP_NO_TRUNCATE : 0);
+	unsigned flags = OWS_SECCOMP_HOST_NS | (p->abi < 3 ? OWS_SECCOMP_NO_TRUNCATE : 0) |
+			 (p->group_shared ? OWS_SECCOMP_NO_GROUP_WRITE : 0);
 	return ows__seccomp_build(&p->seccomp, net, flags, err);
 }
 
@@ -584,5 +585,6 @@ int ows__net_plan(struct ows__plan *p, ows_net net, bool open_unscoped, ows_erro
 	/* Only `open` shares the host's network; allowlist's one way out is handed over. */
 	if (net != OWS_NET_OPEN)
 		p->clone_flags |= CLONE_NEWNET;
-	return ows__seccomp_build(&p->seccomp, net, 0, err);
+	return ows__seccomp_build(&p->seccomp, net, p->group_shared ? OWS_SECCOMP_NO_GROUP_WRITE : 0,
+				  err);
 }
