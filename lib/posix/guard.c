@@ -113,6 +113,9 @@ static const struct {
 	{".pryrc", "pry: Ruby run when pry starts there"},
 	{".Rprofile", "R: run when R starts there"},
 	{".lfsconfig", "git-lfs: the server (lfs.url) the person's push uploads the large files to"},
+	{".jj/repo/config.toml", "Jujutsu: ui.pager, diff and merge tools, signing programs, run by `jj log`, `jj diff`, each snapshot"},
+	{".jj/repo/store/git_target", "Jujutsu: the git repository it uses, whose config git runs on `jj git fetch` and push"},
+	{".sl/config", "Sapling: hooks and extensions, as hgrc"},
 };
 
 #define GUARD_MAX_DEPTH 4 /* submodules of submodules, commondir, includes */

@@ -67,6 +67,19 @@ static void gitdir(const char *rel, const char *config)
 	put(sub, config);
 }
 
+/* mkdir -p of `rel`, below the test folder. */
+static void mkdirs(const char *rel)
+{
+	char buf[200];
+	snprintf(buf, sizeof(buf), "%s", rel);
+	for (char *s = strchr(buf, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		mkdir(at(buf), 0755);
+		*s = '/';
+	}
+	mkdir(at(buf), 0755);
+}
+
 /* Each entry of the built-in list: bound read-only when there, moved aside when new. */
 static void test_table(void)
 {
@@ -78,7 +91,7 @@ static void test_table(void)
 		char *slash = strrchr(dir, '/');
 		if (slash) {
 			*slash = '\0';
-			mkdir(at(dir), 0755);
+			mkdirs(dir);
 		}
 		put(name, "x\n");
 		ows__strv ro = {0}, pin = {0}, moved = {0};
@@ -91,7 +104,7 @@ static void test_table(void)
 		fresh();
 		rc = ows__guard_plan(F, NULL, &ro, &pin, &g, NULL);
 		if (slash)
-			mkdir(at(dir), 0755);
+			mkdirs(dir);
 		put(name, "x\n");
 		rc = rc ? rc : ows__guard_sweep(g, "abcdef0123", &moved, NULL, NULL);
 		ok(rc == 0 && !exists(slash ? dir : name) && moved.len == 1,
