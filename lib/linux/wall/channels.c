@@ -651,8 +651,9 @@ static bool reapers_own(int fd)
 }
 
 /*
- * Whether the command may open what `fd` (O_PATH) names with `flags`: 0, or
- * the errno it gets.  A FIFO is a pipe to whoever holds its other end: one
+ * Whether the command may open what `fd` (O_PATH) names for writing: 0, or
+ * the errno it gets; *fifo says whether it is a FIFO (or a pipe).  A FIFO
+ * is a pipe to whoever holds its other end: one
  * the sandbox made (its /tmp, /dev/shm, private folder) or a pipe may be
  * written into, any other (the person's, in a session folder, made while
  * the command runs) may not.
