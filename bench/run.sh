@@ -71,9 +71,10 @@ def loop(flags):
     return (time.perf_counter() - t) / n * 1e6
 w = loop(os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
 print("%.2f %.2f" % (w, loop(os.O_RDONLY)))'
-plain=$($as python3 -c "$opens" "$tmp/w/f")
-ours=$($as "$tmp/owsbx" run --rw "$tmp/w" -- python3 -c "$opens" "$tmp/w/f")
-bw=$($as bwrap --unshare-all --die-with-parent --ro-bind / / --bind "$tmp/w" "$tmp/w" python3 -c "$opens" "$tmp/w/f")
+py=/usr/bin/python3 # the system's: root's PATH may lead to a python nobody cannot run
+plain=$($as $py -c "$opens" "$tmp/w/f")
+ours=$($as "$tmp/owsbx" run --rw "$tmp/w" -- $py -c "$opens" "$tmp/w/f")
+bw=$($as bwrap --unshare-all --die-with-parent --ro-bind / / --bind "$tmp/w" "$tmp/w" $py -c "$opens" "$tmp/w/f")
 python3 - "$plain" "$ours" "$bw" <<'PY'
 import sys
 rows = [("outside", sys.argv[1]), ("owsbx run (landlock, none)", sys.argv[2]),
