@@ -542,6 +542,16 @@ static int mount_of(int dir, const char *path, int flags, uint64_t *id)
 	return 0;
 }
 
+/* The mount of a descriptor just made (or -1, with errno), which it closes. */
+static int mount_of_new(int fd, uint64_t *id)
+{
+	if (fd < 0)
+		return errno;
+	int e = mount_of(fd, "", AT_EMPTY_PATH, id);
+	close(fd);
+	return e;
+}
+
 int ows__chan_note_mounts(struct ows__chan *ch, const char *const *own, int n)
 {
 	int e = 0, fds[2] = {-1, -1};
@@ -559,20 +569,10 @@ int ows__chan_note_mounts(struct ows__chan *ch, const char *const *own, int n)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	/* The reaper's listener is an anon inode, its targets' pidfds pidfs (or anon inodes). */
-	int anon = e ? -1 : eventfd(0, EFD_CLOEXEC);
-	if (!e && anon < 0)
-		e = errno;
 	if (!e)
-		e = mount_of(anon, "", AT_EMPTY_PATH, &ch->never[0]);
-	if (anon >= 0)
-		close(anon);
-	int pidfd = e ? -1 : (int)syscall(SYS_pidfd_open, syscall(SYS_getpid), 0);
-	if (!e && pidfd < 0)
-		e = errno;
+		e = mount_of_new(eventfd(0, EFD_CLOEXEC), &ch->never[0]);
 	if (!e)
-		e = mount_of(pidfd, "", AT_EMPTY_PATH, &ch->never[1]);
-	if (pidfd >= 0)
-		close(pidfd);
+		e = mount_of_new((int)syscall(SYS_pidfd_open, syscall(SYS_getpid), 0), &ch->never[1]);
 	return e ? e : mount_of(AT_FDCWD, "/proc", 0, &ch->proc);
 }
 
