@@ -94,7 +94,7 @@ void ows__init_open_channels(const struct ows__plan *p)
 	 * the private folder when it is bound from disk. */
 	const char *own[OWS_CHAN_MAX_MOUNTS];
 	int n = 0;
-	for (int i = 0; i < p->nmounts && n < (int)OWS__ARRAY_LEN(own); i++)
+	for (int i = 0; i < p->nmounts && n < (int)OWS__ARRAY_LEN(own) - 1 /* pipes' */; i++)
 		if (p->mounts[i].kind == OWS_M_TMPFS ||
 		    (p->mounts[i].kind == OWS_M_BIND && p->private_dir &&
 		     strcmp(p->mounts[i].dst, p->private_dir) == 0))
