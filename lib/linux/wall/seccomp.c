@@ -19,8 +19,10 @@
  * it), and opening a file or folder to other local users: no chmod with
  * S_IWOTH (init sets it in the umask it hands on, and it stays there: see
  * below), and no ACL set (no extended attribute is set at all: the call is
- * skipped and returns 0, see below).  Group write stays: Debian gives each
- * person a private group.  In `none` only AF_UNIX sockets may be created.
+ * skipped and returns 0, see below).  Group write goes the same way where
+ * the command's group has another account in it (OWS_SECCOMP_NO_GROUP_WRITE),
+ * and stays where it is the person's own, as Debian gives each person.  In
+ * `none` only AF_UNIX sockets may be created.
  *
  * When init shares the host's namespaces (no user namespace to be had,
  * OWS_SECCOMP_HOST_NS) nothing but Landlock stands between a command and
