@@ -388,16 +388,23 @@ static pid_t tgid_of(pid_t tid)
 	return v > 0 ? (pid_t)v : -1;
 }
 
+/* A pidfd of thread `tid` (of its process before 6.9), or -1 with errno. */
+static int pidfd_of(pid_t tid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (fd < 0 && errno == EINVAL) { /* before 6.9: a pidfd names a process */
+		pid_t tgid = tgid_of(tid);
+		fd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
+	}
+	return fd;
+}
+
 /* 0, or an errno: the target is gone (its call too), or may not be read. */
 static int pin(int notify, const struct seccomp_notif *n, struct target *t)
 {
 	char path[48] = "/proc/";
 	t->tid = (pid_t)n->pid;
-	t->pidfd = (int)syscall(SYS_pidfd_open, t->tid, PIDFD_THREAD);
-	if (t->pidfd < 0 && errno == EINVAL) { /* before 6.9: a pidfd names a process */
-		pid_t tgid = tgid_of(t->tid);
-		t->pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
-	}
+	t->pidfd = pidfd_of(t->tid);
 	ows__buf_add_num(path, sizeof(path), t->tid);
 	ows__buf_add(path, sizeof(path), "/mem");
 	int e = t->pidfd < 0 ? errno : 0;
@@ -452,6 +459,33 @@ static const char *as_command(const struct target *t, const char *path, char *ow
 }
 
 /*
+ * What a name is resolved from: the sandbox's root (the reaper's too) for an
+ * absolute one, else the caller's working folder or its `dirfd` (a copy).
+ * *dir is AT_FDCWD or a descriptor to close.  0, or an errno.
+ */
+static int start_of(pid_t tid, const char *name, int dirfd, int *dir)
+{
+	*dir = AT_FDCWD;
+	if (name[0] == '/')
+		return 0;
+	if (dirfd == AT_FDCWD) {
+		char cwd[48] = "/proc/";
+		ows__buf_add_num(cwd, sizeof(cwd), tid);
+		ows__buf_add(cwd, sizeof(cwd), "/cwd");
+		*dir = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		int pidfd = pidfd_of(tid);
+		*dir = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, dirfd, 0);
+		if (pidfd >= 0) {
+			int e = errno;
+			close(pidfd);
+			errno = e;
+		}
+	}
+	return *dir < 0 ? errno : 0;
+}
+
+/*
  * A pathname on a unix socket: resolved once, as the command would resolve
  * it, to the socket's inode; 0 with *via naming that inode (/proc/self/fd/N,
  * N in *opath), or the errno the command gets.
@@ -468,20 +502,16 @@ static int resolve(const struct ows__chan *ch, int notify, uint64_t id, const st
 	const char *name = as_command(t, path, own, sizeof(own));
 	if (!name)
 		return ENAMETOOLONG;
-	int dir = AT_FDCWD; /* an absolute name: the sandbox's root, the reaper's too */
-	if (name[0] != '/') {
-		char cwd[48] = "/proc/";
-		ows__buf_add_num(cwd, sizeof(cwd), t->tid);
-		ows__buf_add(cwd, sizeof(cwd), "/cwd");
-		dir = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dir < 0 || !still_waiting(notify, id)) {
-			if (dir >= 0)
-				close(dir);
-			return dir < 0 ? errno : ENOENT;
-		}
+	int dir, e = start_of(t->tid, name, AT_FDCWD, &dir);
+	if (!e && dir != AT_FDCWD && !still_waiting(notify, id))
+		e = ENOENT; /* the folder was a successor's */
+	if (e) {
+		if (dir >= 0)
+			close(dir);
+		return e;
 	}
 	*opath = openat(dir, name, O_PATH | O_CLOEXEC); /* connect() follows a link too */
-	int e = *opath < 0 ? errno : 0;
+	e = *opath < 0 ? errno : 0;
 	if (dir != AT_FDCWD)
 		close(dir);
 	struct stat st;
@@ -595,37 +625,6 @@ static int read_name(pid_t tid, uint64_t at, char *buf, size_t size)
 		got += (size_t)n;
 	}
 	return ENAMETOOLONG;
-}
-
-/*
- * What a name is resolved from: the sandbox's root (the reaper's too) for an
- * absolute one, else the caller's working folder or its `dirfd` (a copy).
- * *dir is AT_FDCWD or a descriptor to close.  0, or an errno.
- */
-static int start_of(pid_t tid, const char *name, int dirfd, int *dir)
-{
-	*dir = AT_FDCWD;
-	if (name[0] == '/')
-		return 0;
-	if (dirfd == AT_FDCWD) {
-		char cwd[48] = "/proc/";
-		ows__buf_add_num(cwd, sizeof(cwd), tid);
-		ows__buf_add(cwd, sizeof(cwd), "/cwd");
-		*dir = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-		if (pidfd < 0 && errno == EINVAL) { /* before 6.9: a pidfd names a process */
-			pid_t tgid = tgid_of(tid);
-			pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
-		}
-		*dir = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, dirfd, 0);
-		if (pidfd >= 0) {
-			int e = errno;
-			close(pidfd);
-			errno = e;
-		}
-	}
-	return *dir < 0 ? errno : 0;
 }
 
 static bool listed(const uint64_t *ids, int n, uint64_t id)
