@@ -176,19 +176,16 @@ static void add_landlock_rows(json_t *caps, enum wall w, int abi, bool unscoped_
 		    "Landlock grants nothing in the home: it cannot be listed or read");
 	add_host_partial(caps, w, abi, "files.outside_metadata",
 			 "outside the session folders nothing is in the sandbox's root", "");
-	add_promise(caps, w, "files.read_only_channels", "partial",
-		    "landlock covers each FIFO and unix socket of a read-only folder with an empty "
-		    "file; one made outside after the session opened is not covered: a socket is "
-		    "refused at connect and a FIFO cannot be written into, but a FIFO can be read from",
-		    "enforced",
-		    "Landlock's read-only rights refuse writing into a FIFO, and seccomp lets no unix "
-		    "socket be made, so none is reached");
-	add_promise(caps, w, "files.read_write_fifos", "partial",
+	add_host_partial(caps, w, abi, "files.read_only_channels",
+			 "landlock covers each FIFO and unix socket of a read-only folder with an "
+			 "empty file; one made outside after the session opened is refused when "
+			 "opened or connected to (the command's reaper makes its opens and connects)",
+			 "");
+	add_promise(caps, w, "files.read_write_fifos", "enforced",
 		    "each FIFO of a read-write folder is covered with an empty file at open, and "
 		    "none can be made there (Landlock); while one the person made after the "
 		    "session opened is there, no command starts; a command already running cannot "
-		    "write into it (its reaper opens for writing, and refuses a FIFO not the "
-		    "sandbox's own), but can read from it",
+		    "open it (its reaper makes every open, and refuses a FIFO not the sandbox's own)",
 		    "partial", ows__host_ns_partial(abi, "files.read_write_fifos"));
 	if (geteuid() == 0)
 		add_promise(caps, w, "files.supplementary_groups", "enforced",

@@ -159,31 +159,39 @@ attack_fifos() {
 	as_person rm -rf "$dir"
 
 	# Made by the person after the session opened, while a command runs: no mount can
-	# cover it any more.  Writing into it is refused (Landlock in the read-only folder;
-	# in the read-write one the command's reaper, which makes its opens for writing);
-	# reading from it is not (docs/promises.md, "Not covered").
-	local where
+	# cover it any more.  Opening it is refused: for writing in the read-only folder by
+	# Landlock too, otherwise by the command's reaper, which makes its opens.
+	local where promise
 	for where in "$RO" "$RW"; do
+		promise=files.read_write_fifos
+		[ "$where" = "$RO" ] && promise=files.read_only_channels
 		fifo_peer_start reader "$where/late.fifo" "$OUT/late.out" "$RW/.owstest-waiting"
 		out=$(fifo_in write "$where/late.fifo" owstest-leak "$RW/.owstest-waiting")
 		fifo_peer_stop "$OUT/late.out"; got=$FIFO_GOT
-		if [ "$where" = "$RW" ] && partial files.read_write_fifos "a FIFO made in the read-write folder while a command runs"; then
-			:
-		else
+		as_person rm -f "$where/late.fifo" "$RW/.owstest-waiting"
+		# Landlock alone refuses writing in the read-only folder.
+		if [ "$where" = "$RO" ] || ! partial $promise "a FIFO made in the ${where##*/} folder while a command runs"; then
 			check "$(tag) a FIFO the person makes in the ${where##*/} folder while a command runs cannot be written into ($out)" \
 				test "$out" = EACCES
 			check "$(tag) ... and its reader got nothing ($got)" test "$got" = NOTHING
 		fi
+		partial $promise "reading a FIFO made in the ${where##*/} folder while a command runs" && continue
+		fifo_peer_start writer "$where/late.fifo" "$OUT/late.out" "$RW/.owstest-waiting"
+		out=$(fifo_in read "$where/late.fifo" "$RW/.owstest-waiting")
+		fifo_peer_stop "$OUT/late.out"; got=$FIFO_GOT
 		as_person rm -f "$where/late.fifo" "$RW/.owstest-waiting"
+		check "$(tag) a FIFO the person makes in the ${where##*/} folder while a command runs cannot be read from ($out)" \
+			test "$out" = EACCES
+		check "$(tag) ... and what its writer put in stays there ($got)" test "$got" = PERSON
 	done
 	[ -z "$ATK_HOST_NS" ] && attack_fifos_reaper
 }
 
-# The opens for writing that the reaper makes for a command: the command's own
-# /dev/stdout, pipes and FIFOs still open as they did, a FIFO of its own makes its writer
-# wait for a reader, and nothing leads to the reaper's own /proc entries (its memory is a
-# copy of the host's): not by number, and not through a link to /proc/self, which the
-# reaper would resolve as itself.
+# The opens that the reaper makes for a command: the command's own /dev/stdout, pipes and
+# FIFOs still open as they did, a FIFO of its own makes its writer wait for a reader and
+# its reader for a writer, what /proc/self leads to is the command's own, and nothing
+# leads to the reaper's own /proc entries (its memory is a copy of the host's): not by
+# number, and not through a link to /proc/self, which the reaper resolves as itself.
 attack_fifos_reaper() {
 	local out
 	# Its stdout a pipe made inside: one of the harness's (root's, mode 0600) is not the
@@ -194,6 +202,24 @@ attack_fifos_reaper() {
 		} 2>&1 | cat' 2>&1)
 	check "$(tag) control: the command writes into its own stdout, stderr, pipes and FIFOs ($(tr '\n' ' ' <<<"$out"))" \
 		test "$(tr '\n' ' ' <<<"$out")" = "own-stdout own-stderr fd1 sub waited "
+	# Readers: one that waits for its writer, two FIFOs that answer each other (each
+	# side's open must return when the other end comes, not when data does), stdin.
+	out=$(sbx -- bash -c 'cd "$TMPDIR" && mkfifo a f1 f2
+		(sleep 0.3; echo late-writer > a) & cat a; wait
+		(exec 3<f1 4>f2; read -r x <&3; echo "answer-$x" >&4) &
+		(exec 5>f1 6<f2; echo ping >&5; read -r y <&6; echo "$y"); wait
+		echo stdin | cat /dev/stdin' 2>&1)
+	check "$(tag) control: readers of the command's own FIFOs wait for their writer, as outside ($(tr '\n' ' ' <<<"$out"))" \
+		test "$(tr '\n' ' ' <<<"$out")" = "late-writer answer-ping stdin "
+	# Links into /proc/self lead to the command's own entries, as they do for it.
+	out=$(sbx -- "$PY" -c '
+import os
+own = open("/proc/self/mounts").read()
+same = open("/etc/mtab").read() == own and open("/proc/mounts").read() == own
+print("same" if same else "differ", open("/proc/net/dev").readline().split()[0],
+      os.path.realpath("/proc/self") == "/proc/%d" % os.getpid())' 2>&1)
+	check "$(tag) control: /etc/mtab, /proc/mounts and /proc/net read as the command's own ($out)" \
+		test "$out" = "same Inter-| True"
 	as_person ln -sfn /proc/self/mem "$RW/selfmem"
 	as_person ln -sfn /proc/self/environ "$RW/selfenv"
 	out=$(sbx -- "$PY" -c '
@@ -202,18 +228,19 @@ rw, reaper = sys.argv[1], os.getppid()
 names = ["/proc/%d/mem" % reaper, "/proc/%d/task/%d/mem" % (reaper, reaper),
          "/proc/%d/environ" % reaper, rw + "/selfmem", rw + "/selfenv"]
 names += ["/proc/%d/fd/%d" % (reaper, fd) for fd in range(16)]
-opened = []
+opened, own = [], []
 for name in names:
-    for flags in (os.O_RDWR, os.O_WRONLY, os.O_WRONLY | os.O_CREAT):
+    for flags in (os.O_RDONLY, os.O_RDWR, os.O_WRONLY, os.O_WRONLY | os.O_CREAT):
         try:
             fd = os.open(name, flags)
         except OSError:
             continue
-        opened.append("%s->%s" % (name, os.readlink("/proc/self/fd/%d" % fd)))
+        at = os.readlink("/proc/self/fd/%d" % fd)
+        (own if at.startswith("/proc/%d/" % os.getpid()) else opened).append(name)
         os.close(fd)
-print(" ".join(opened) or "none")' "$RW" 2>&1)
-	check "$(tag) the reaper's memory, environment and descriptors cannot be opened for writing ($out)" \
-		test "$out" = none
+print(" ".join(opened) or "none", "own" if rw + "/selfmem" in own and rw + "/selfenv" in own else own)' "$RW" 2>&1)
+	check "$(tag) the reaper's memory, environment and descriptors cannot be opened; links to /proc/self open the command's own ($out)" \
+		test "$out" = "none own"
 	as_person rm -f "$RW/selfmem" "$RW/selfenv"
 	# openat2 keeps its flags in memory, out of a filter's sight: refused as unknown.
 	out=$(sbx -- "$PY" -c '

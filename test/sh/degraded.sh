@@ -90,6 +90,8 @@ like "$(row network.allowlist)" '^unavailable ' "report: network.allowlist unava
 like "$(row files.git_guard)" '^partial no mount namespace' "report: files.git_guard partial, with the reason"
 like "$(row unix_sockets.outside)" '^enforced seccomp' "report: unix_sockets.outside enforced by seccomp"
 like "$(row files.outside_metadata)" '^partial ' "report: files.outside_metadata partial"
+like "$(row files.read_only_channels)" '^partial .*no command.s opens are made by its reaper' \
+	"report: files.read_only_channels partial: no reaper makes the opens"
 # The same reasons on the events as in the report.
 why=$(row files.git_guard | cut -d' ' -f2-)
 grep -qF "\"why\": \"$why\"" "$EVD/ev" || grep -qF "\"why\":\"$why\"" "$EVD/ev"

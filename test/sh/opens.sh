@@ -1,11 +1,11 @@
 #!/bin/bash
-# Opens for writing, made by the call's reaper (lib/linux/wall/channels.c): a command
-# sees what it would see outside.  One script of cases (flags, modes and umask, links,
+# Opens, made by the call's reaper (lib/linux/wall/channels.c): a command sees what it
+# would see outside.  One script of cases (flags, modes and umask, links,
 # folders by dirfd and by working folder, /dev/fd, pipes, a FIFO of its own whose writer
 # waits for its reader, errors, descriptor limits, threads) runs as the person outside,
 # the control, and inside a session on the same kind of folder; each case must answer
 # the same.  Only what the reaper cannot do differs, and is checked as such: a process
-# that made itself non-dumpable cannot open for writing by name (EACCES).
+# that is not dumpable cannot open by name (EACCES).
 . "$(dirname "$0")/../lib.sh"
 . "$OWSTEST_DIR/user.sh"
 owstest_user_setup
@@ -140,6 +140,43 @@ def fifo_waits():
     os.unlink(p)
     return got[0].decode() + "," + nonblock
 
+def reader_waits():
+    # The reader of a FIFO of its own waits for its writer; one without O_NONBLOCK
+    # returns at once.
+    p = os.path.join(os.environ.get("TMPDIR", "/tmp"), "opens-rfifo")
+    if os.path.exists(p):
+        os.unlink(p)
+    os.mkfifo(p)
+    def writer():
+        time.sleep(0.3)
+        write(p, b"came", W)
+    th = threading.Thread(target=writer)
+    th.start()
+    with open(p, "rb") as f:
+        got = f.read().decode()
+    th.join()
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        empty = os.read(fd, 10)
+    finally:
+        os.close(fd)
+    os.unlink(p)
+    return got + "," + (empty.decode() or "eof")
+
+def reads():
+    write("r", b"text")
+    d = os.open("sub", os.O_RDONLY) # a folder, without O_DIRECTORY
+    os.close(d)
+    got = [read("r"), read("/proc/self/comm").strip() != "", read("/dev/null") == ""]
+    for path, flags in (("lnk", os.O_RDONLY | os.O_NOFOLLOW), ("nothing-here", os.O_RDONLY),
+                        ("x" * 5000, os.O_RDONLY)):
+        try:
+            os.close(os.open(path, flags))
+            got.append("opened")
+        except OSError as e:
+            got.append(name(e))
+    return ",".join(str(g) for g in got)
+
 def creat():
     if platform.machine() != "x86_64":
         return "not-x86-64" # creat(2) is x86-64s alone
@@ -194,6 +231,8 @@ case("read-only-file", read_only_file)
 case("too-long", lambda: os.open("x" * 5000, W | C))
 case("dev-fd", dev_fd)
 case("own-fifo", fifo_waits)
+case("own-fifo-reader", reader_waits)
+case("reads", reads)
 case("creat", creat)
 case("fd-limit", fd_limit)
 case("threads", threads)
@@ -204,7 +243,7 @@ as_user mkdir -p "$W/outside/tmp" "$W/inside"
 as_user env TMPDIR="$W/outside/tmp" "$PY" -c "$OPENS_PY" "$W/outside" >"$TU_TMP/out.txt" 2>&1
 control=$(cat "$TU_TMP/out.txt")
 like "$control" "^created-mode 0o640" "control: the cases run outside ($(head -1 <<<"$control"))"
-is "$(grep -c . <<<"$control")" 20 "control: all 20 cases answer outside"
+is "$(grep -c . <<<"$control")" 22 "control: all 22 cases answer outside"
 
 sbx run --rw "$W" -- "$PY" -c "$OPENS_PY" "$W/inside"
 inside=$SBX_OUT
@@ -214,18 +253,28 @@ while read -r label want; do
 	is "$got" "$want" "inside, as outside: $label ($want)"
 done <<<"$control"
 
-# What the reaper cannot do: read the name in a process that made itself non-dumpable.
+# The reaper reads each name in its caller's memory, which the kernel refuses for a
+# process that is not dumpable.  prctl(PR_SET_DUMPABLE, 0) is skipped and says it worked,
+# so such a process (ssh-agent) goes on opening; one that runs a program it may not read
+# (mode 0111) is not dumpable whatever it asks, and its every open by name is refused.
 sbx run --rw "$W" -- "$PY" -c '
 import ctypes, os
-os.close(os.open("nd", os.O_WRONLY | os.O_CREAT))
-ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) # PR_SET_DUMPABLE
-for flags in (os.O_WRONLY, os.O_RDONLY):
+libc = ctypes.CDLL(None)
+print(libc.prctl(4, 0, 0, 0, 0), libc.prctl(3, 0, 0, 0, 0)) # PR_SET_DUMPABLE, PR_GET_
+for flags in (os.O_WRONLY | os.O_CREAT, os.O_RDONLY):
     try:
         os.close(os.open("nd", flags))
         print("opened")
     except OSError as e:
         print(e.strerror)'
-is "$(tr '\n' ' ' <<<"$SBX_OUT")" "Permission denied opened " \
-	"a non-dumpable process cannot open for writing by name (EACCES); reading goes on"
+is "$(tr '\n' ' ' <<<"$SBX_OUT")" "0 1 opened opened " \
+	"prctl(PR_SET_DUMPABLE, 0) says it worked, the process stays dumpable and opens"
+sbx run --rw "$W" -- sh -c 'cp /bin/cat "$TMPDIR/cat" && chmod 0111 "$TMPDIR/cat" &&
+	"$TMPDIR/cat" /etc/hostname >/dev/null 2>&1; echo "rc=$?"'
+is "$SBX_OUT" "rc=127" \
+	"a program it may not read (mode 0111) is not dumpable: its opens by name are refused"
+sbx run --rw "$W" -- sh -c 'cp /bin/cat "$TMPDIR/cat" && chmod 0500 "$TMPDIR/cat" &&
+	"$TMPDIR/cat" /etc/hostname >/dev/null 2>&1; echo "rc=$?"'
+is "$SBX_OUT" "rc=0" "control: the same program, readable (mode 0500), runs"
 
 done_testing

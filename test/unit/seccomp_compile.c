@@ -24,6 +24,7 @@
 
 #include <fcntl.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 
 #include "linux/wall/channels.h"
@@ -192,11 +193,10 @@ static tally compare(const ows__seccomp *f, const policy *pol)
 	return t;
 }
 
-/* An open() with `flags`: to the reaper when it may write into what is there. */
+/* An open() with `flags`: to the reaper when it may open what is there. */
 static unsigned chan_open_expected(uint32_t flags)
 {
-	if (flags & (O_PATH | O_DIRECTORY) || !(flags & O_ACCMODE) ||
-	    (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+	if (flags & (O_PATH | O_DIRECTORY) || (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
 		return RET_ALLOW;
 	return SECCOMP_RET_USER_NOTIF;
 }
@@ -220,6 +220,8 @@ static unsigned chan_expected(const struct seccomp_data *d, bool offline, mode_t
 	if (d->nr == SYS_creat)
 		return SECCOMP_RET_USER_NOTIF;
 #endif
+	if (d->nr == SYS_prctl)
+		return a0 == PR_SET_DUMPABLE && a1 == 0 ? RET_ERRNO(0) : RET_ALLOW;
 	if (d->nr == SYS_umask)
 		return (a0 & closed) == closed ? RET_ALLOW : SECCOMP_RET_USER_NOTIF;
 	if (d->nr == SYS_seccomp)
@@ -238,6 +240,7 @@ static tally chan_compare(bool offline, mode_t closed)
 {
 	static const uint64_t a0s[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, 0, 3, 0xffffffffu,
 				       ((uint64_t)1 << 32) | AF_UNIX, SECCOMP_SET_MODE_STRICT,
+				       PR_SET_DUMPABLE, PR_GET_DUMPABLE, ((uint64_t)1 << 32) | PR_SET_DUMPABLE,
 				       SECCOMP_SET_MODE_FILTER, SECCOMP_GET_ACTION_AVAIL, 022, 020,
 				       077, 0777, ((uint64_t)1 << 32) | 022};
 	static const uint64_t a1s[] = {0, SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW,
@@ -247,7 +250,8 @@ static tally chan_compare(bool offline, mode_t closed)
 				       SECCOMP_FILTER_FLAG_TSYNC, 0xffffffffu, O_WRONLY, O_RDWR,
 				       O_WRONLY | O_PATH, O_RDWR | O_DIRECTORY, O_WRONLY | O_CREAT,
 				       O_WRONLY | O_CREAT | O_EXCL, O_CREAT | O_EXCL,
-				       O_WRONLY | O_TRUNC | O_CLOEXEC, O_ACCMODE};
+				       O_WRONLY | O_TRUNC | O_CLOEXEC, O_ACCMODE, 1, 2,
+				       ((uint64_t)1 << 32) | 0};
 	/* openat's flags */
 	static const uint64_t a2s[] = {0, O_RDONLY | O_CLOEXEC, O_WRONLY, O_RDWR | O_CLOEXEC,
 				       O_WRONLY | O_CREAT | O_TRUNC, O_WRONLY | O_CREAT | O_EXCL,

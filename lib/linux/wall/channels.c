@@ -45,22 +45,29 @@
  * folder at any time, also while a command runs, where no mount covers it
  * (the view covers those there at open; the host refuses to start a
  * command while a new one is there).  Neither Landlock nor seccomp tells a
- * FIFO's open from a file's.  So every open() that may write into what is
- * there goes to the reaper too, which resolves the name once (O_PATH, as
- * the command would, from its working folder or its dirfd), refuses a FIFO
- * that does not lie on one of the sandbox's own mounts (its /tmp, /dev/shm
- * and private folder) or a pipe, and opens that very inode through
- * /proc/self/fd/N with the command's flags, handing the descriptor over
- * (SECCOMP_IOCTL_NOTIF_ADDFD).  The reaper is the same uid in the same
- * Landlock domain, mount and user namespaces as the command, so it may
- * open no more than the command may; what differs is /proc/self, which
- * as_command() rewrites to the command's, and the reaper's own /proc
- * entries, which are never opened for it (judge()).  Opening for reading
- * stays the kernel's: every read of every file would pay the round trip
- * (about 25 us), and a FIFO read from brings data in, sends none out.
+ * FIFO's open from a file's.  So every open() of what may be there (not
+ * O_PATH, a folder, nor O_CREAT | O_EXCL) goes to the reaper too, which
+ * resolves the name once (O_PATH, as the command would, from its working
+ * folder or its dirfd), refuses a FIFO that does not lie on one of the
+ * sandbox's own mounts (its /tmp, /dev/shm and private folder) or a pipe,
+ * and opens that very inode through /proc/self/fd/N with the command's
+ * flags, handing the descriptor over (SECCOMP_IOCTL_NOTIF_ADDFD).  Reading
+ * counts as writing does: what the person's program writes into a FIFO is
+ * as much its own as the program behind a socket.  The reaper is the same
+ * uid in the same Landlock domain, mount and user namespaces as the
+ * command, so it may open no more than the command may; what differs is
+ * /proc/self, which as_command() rewrites to the command's (and
+ * as_commands_own() for a link into it: /etc/mtab, /proc/net), and the
+ * reaper's own /proc entries, which are never opened for it (judge()).
+ * The reaper reads the name in the caller's memory, which the kernel
+ * allows only while the caller is dumpable: the filter skips
+ * prctl(PR_SET_DUMPABLE, 0), and a process that runs a program it may not
+ * read is refused every open by name.  The cost is the round trip, about
+ * 20 us an open on two cores (bench/run.sh), most of it the two wake-ups.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/audit.h>
 #include <linux/futex.h>
 #include <linux/netlink.h>
@@ -72,6 +79,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -126,18 +134,17 @@ int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline, mode_t
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_getfd, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		/*
-		 * An open() that may write into what is there (open_for): not for a
-		 * name only (O_PATH), a folder, a new file (O_CREAT | O_EXCL) nor
-		 * for reading.  openat2's flags lie in memory, where a filter cannot
-		 * look: init's filter refuses it (ENOSYS), and its callers use openat.
+		 * An open() of what may be there (open_for): not for a name only
+		 * (O_PATH), a folder, nor a new file (O_CREAT | O_EXCL).  openat2's
+		 * flags lie in memory, where a filter cannot look: init's filter
+		 * refuses it (ENOSYS), and its callers use openat.
 		 */
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 2),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)),
 		BPF_JUMP(BPF_JMP | BPF_JA, 2, 0, 0), /* to the flags */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CHAN_SYS_OPEN, 0, 7), /* to creat */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CHAN_SYS_OPEN, 0, 6), /* to creat */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(1)),
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_PATH | O_DIRECTORY, 3, 0), /* allow */
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_ACCMODE, 0, 2),             /* allow */
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_PATH | O_DIRECTORY, 2, 0), /* allow */
 		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, O_CREAT | O_EXCL),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, O_CREAT | O_EXCL, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
@@ -157,6 +164,20 @@ int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline, mode_t
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, closed, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		/*
+		 * prctl(PR_SET_DUMPABLE, 0) is not made, and says it was: the reaper
+		 * reads the names its command opens (process_vm_readv), which the
+		 * kernel refuses for a process that is not dumpable, and whose every
+		 * open would then fail.  What that guards against, other processes
+		 * of the same uid reading its memory, is inside the agent's own.
+		 */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 6), /* to the seccomp check */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_DUMPABLE, 0, 2), /* allow */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(1)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0), /* skip */
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 0),
 		/*
 		 * No listener of the command's own: where two filters return USER_NOTIF
 		 * the newest's listener answers, and one that answered CONTINUE would
@@ -635,31 +656,45 @@ static bool listed(const uint64_t *ids, int n, uint64_t id)
 	return false;
 }
 
-/* `fd` is one of /proc/<the reaper>'s entries (its memory: a copy of the host's). */
-static bool reapers_own(int fd)
+/*
+ * The rest of the name of one of /proc/<the reaper>'s entries that `fd` (on
+ * /proc) names, past "/proc/PID" (and "/task/PID", its thread-self): "" or
+ * "/...", in `rest`.  false: it names no entry of the reaper's own.
+ */
+static bool reapers_own(int fd, char *rest, size_t size)
 {
-	char via[48] = "/proc/self/fd/", at[64], mine[32] = "/proc/";
+	char via[48] = "/proc/self/fd/", at[4096], mine[64] = "/proc/";
 	ows__buf_add_num(via, sizeof(via), fd);
 	ows__buf_add_num(mine, sizeof(mine), (long)syscall(SYS_getpid));
 	ssize_t n = readlink(via, at, sizeof(at) - 1);
-	if (n < 0)
-		return true;
-	at[n] = '\0';
+	at[n < 0 ? 0 : n] = '\0';
 	size_t k = strlen(mine);
-	return strncmp(at, mine, k) == 0 && (at[k] == '\0' || at[k] == '/');
+	if (strncmp(at, mine, k) != 0 || (at[k] != '\0' && at[k] != '/'))
+		return false;
+	const char *tail = at + k;
+	char task[64] = "/task/";
+	ows__buf_add_num(task, sizeof(task), (long)syscall(SYS_getpid));
+	size_t t = strlen(task);
+	if (strncmp(tail, task, t) == 0 && (tail[t] == '\0' || tail[t] == '/'))
+		tail += t;
+	rest[0] = '\0';
+	ows__buf_add(rest, size, tail);
+	return true;
 }
 
 /*
- * Whether the command may open what `fd` (O_PATH) names for writing: 0, or
- * the errno it gets; *fifo says whether it is a FIFO (or a pipe).  A FIFO
- * is a pipe to whoever holds its other end: one
- * the sandbox made (its /tmp, /dev/shm, private folder) or a pipe may be
- * written into, any other (the person's, in a session folder, made while
- * the command runs) may not.
+ * Whether the command may open what `fd` (O_PATH) names: 0, or the errno it
+ * gets; *fifo says whether it is a FIFO (or a pipe).  A FIFO is a pipe to
+ * whoever holds its other end: one the sandbox made (its /tmp, /dev/shm,
+ * private folder) or a pipe may be opened, any other (the person's, in a
+ * session folder, made while the command runs) may not.  The reaper's own
+ * /proc entries are never opened (its memory is a copy of the host's):
+ * open_for() takes the command's for one reached through a link.
  */
 static int judge(const struct ows__chan *ch, int fd, bool *fifo)
 {
 	struct statx sx;
+	char rest[8];
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &sx) != 0)
 		return errno;
 	if (!(sx.stx_mask & STATX_MNT_ID))
@@ -668,10 +703,40 @@ static int judge(const struct ows__chan *ch, int fd, bool *fifo)
 		return ELOOP; /* O_NOFOLLOW, and a link is there */
 	if (listed(ch->never, 2, sx.stx_mnt_id))
 		return EACCES;
-	if (sx.stx_mnt_id == ch->proc && reapers_own(fd))
+	if (sx.stx_mnt_id == ch->proc && reapers_own(fd, rest, sizeof(rest)))
 		return EACCES;
 	*fifo = S_ISFIFO(sx.stx_mode);
 	return *fifo && !listed(ch->own_fifo, ch->nown_fifo, sx.stx_mnt_id) ? EACCES : 0;
+}
+
+/*
+ * A name that led to one of the reaper's own /proc entries through a link
+ * to /proc/self (/etc/mtab, /proc/mounts, /proc/net...): *at (O_PATH) is
+ * replaced by the command's own entry.  One the command named itself, as
+ * /proc/<the reaper's pid>/..., stays the reaper's, and judge() refuses it,
+ * as the kernel refuses it the command (the reaper is not dumpable).
+ */
+static void as_commands_own(const struct ows__chan *ch, const struct target *t, const char *name,
+			    int flags, int *at)
+{
+	char rest[4096], own[4096 + 32] = "/proc/", named[64] = "/proc/";
+	struct statx sx;
+	if (statx(*at, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) != 0 || !(sx.stx_mask & STATX_MNT_ID) ||
+	    sx.stx_mnt_id != ch->proc || !reapers_own(*at, rest, sizeof(rest)))
+		return;
+	ows__buf_add_num(named, sizeof(named), (long)syscall(SYS_getpid));
+	size_t k = strlen(named);
+	if (strncmp(name, named, k) == 0 && (name[k] == '\0' || name[k] == '/'))
+		return;
+	ows__buf_add_num(own, sizeof(own), t->tid);
+	if (strlen(own) + strlen(rest) >= sizeof(own))
+		return;
+	ows__buf_add(own, sizeof(own), rest);
+	int fd = open(own, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW));
+	if (fd >= 0) {
+		close(*at);
+		*at = fd;
+	}
 }
 
 /* What `fd` (O_PATH) names, opened with `flags`: that very inode, no name again. */
@@ -711,7 +776,7 @@ static void make_blocking(int fd, int flags)
 	}
 }
 
-#define WAITING (-2) /* an own FIFO's writer waiting for a reader: asked again later */
+#define WAITING INT_MIN /* an own FIFO's end waiting for the other: asked again later (never -errno) */
 
 /*
  * A file the name leads to no more: made as asked, with the command's umask.
@@ -740,9 +805,33 @@ static int create_for(const struct ows__chan *ch, const struct target *t, int di
 }
 
 /*
+ * Whether a FIFO opened for reading without blocking (`fd`) would have ended
+ * a blocking open: a writer holds it, or came (and may have gone).  What a
+ * writer put in stays there: tee() copies without taking.
+ */
+static bool writer_came(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
+		return true; /* HUP: a writer came and went since the open */
+	int copy[2];
+	if (pipe2(copy, O_NONBLOCK | O_CLOEXEC) != 0)
+		return false; /* asked again */
+	ssize_t n = tee(fd, copy[1], 1, SPLICE_F_NONBLOCK);
+	bool came = n > 0 || (n < 0 && errno == EAGAIN); /* 0: empty, and no writer */
+	close(copy[0]);
+	close(copy[1]);
+	return came;
+}
+
+/*
  * open(name, flags, mode) as the command asked it, from `dir`: the name
  * resolved once, as the command would (O_PATH), judged, and opened through
- * that inode.  A descriptor, -errno, or WAITING (*waiting holds the O_PATH).
+ * that inode.  A descriptor, -errno, or WAITING: a blocking open of one of
+ * the sandbox's own FIFOs whose other end is not there yet, *waiting holding
+ * the O_PATH (a writer, which opens again once a reader came) or the FIFO
+ * open for reading (a reader: counted as one, as the kernel counts a reader
+ * that waits).
  */
 static int open_for(const struct ows__chan *ch, const struct target *t, int dir, const char *name,
 		    int flags, mode_t mode, int *waiting)
@@ -751,24 +840,29 @@ static int open_for(const struct ows__chan *ch, const struct target *t, int dir,
 	if (at < 0)
 		return errno == ENOENT && (flags & O_CREAT) ? create_for(ch, t, dir, name, flags, mode)
 							    : -errno;
+	as_commands_own(ch, t, name, flags, &at);
 	bool fifo = false;
-	int e = judge(ch, at, &fifo), fd = -1;
-	const bool waits = !e && fifo && (flags & O_ACCMODE) == O_WRONLY && !(flags & O_NONBLOCK);
+	int e = judge(ch, at, &fifo), fd = -1, acc = flags & O_ACCMODE;
+	const bool waits = !e && fifo && !(flags & O_NONBLOCK) && acc != O_RDWR;
 	if (!e) {
 		fd = reopen(at, waits ? flags | O_NONBLOCK : flags);
 		e = fd < 0 ? errno : 0;
 	}
-	if (waits && e == ENXIO) { /* no reader yet: the writer waits for one */
+	if (waits && acc == O_WRONLY && e == ENXIO) { /* no reader yet: the writer waits for one */
 		*waiting = at;
 		return WAITING;
 	}
 	close(at);
+	if (waits && acc == O_RDONLY && !e && !writer_came(fd)) {
+		*waiting = fd;
+		return WAITING;
+	}
 	if (waits && !e)
 		make_blocking(fd, flags);
 	return e ? -e : fd;
 }
 
-/* One open() that may write: made or refused, answered (now, or once a FIFO has a reader). */
+/* One open(): made or refused, answered (now, or once a FIFO's other end came). */
 static void take_open(struct ows__chan_supervisor *s, const struct seccomp_notif *n)
 {
 	int dirfd = AT_FDCWD, flags = (int)n->data.args[1];
@@ -805,8 +899,11 @@ static void take_open(struct ows__chan_supervisor *s, const struct seccomp_notif
 		s->waiting[s->nwaiting].id = n->id;
 		s->waiting[s->nwaiting].fd = waiting;
 		s->waiting[s->nwaiting++].flags = flags;
+	} else if (r == WAITING && (flags & O_ACCMODE) == O_RDONLY) {
+		make_blocking(waiting, flags); /* more wait than this reaper keeps: not this one */
+		give(s->notify, n->id, waiting, flags);
 	} else if (r == WAITING) {
-		close(waiting); /* more writers wait than this reaper keeps: as if O_NONBLOCK */
+		close(waiting); /* more wait than this reaper keeps: as if O_NONBLOCK */
 		answer(s->notify, n->id, ENXIO);
 	} else if (r < 0)
 		answer(s->notify, n->id, -r);
@@ -823,10 +920,14 @@ void ows__chan_retry(struct ows__chan_supervisor *s)
 {
 	for (int i = 0; i < s->nwaiting;) {
 		int fd = -1, flags = s->waiting[i].flags;
+		const bool reader = (flags & O_ACCMODE) == O_RDONLY;
 		uint64_t id = s->waiting[i].id;
-		bool alive = s->notify >= 0 && still_waiting(s->notify, id);
-		if (alive) {
-			fd = reopen(s->waiting[i].fd, flags | O_NONBLOCK);
+		if (s->notify >= 0 && still_waiting(s->notify, id)) {
+			if (reader && !writer_came(s->waiting[i].fd)) {
+				i++;
+				continue;
+			}
+			fd = reader ? s->waiting[i].fd : reopen(s->waiting[i].fd, flags | O_NONBLOCK);
 			if (fd < 0 && errno == ENXIO) {
 				i++;
 				continue;
@@ -835,10 +936,11 @@ void ows__chan_retry(struct ows__chan_supervisor *s)
 				answer(s->notify, id, errno);
 			else {
 				make_blocking(fd, flags);
-				give(s->notify, id, fd, flags);
+				give(s->notify, id, fd, flags); /* closes fd */
 			}
 		}
-		close(s->waiting[i].fd);
+		if (fd != s->waiting[i].fd)
+			close(s->waiting[i].fd);
 		s->waiting[i] = s->waiting[--s->nwaiting];
 	}
 }

@@ -1,6 +1,6 @@
 /*
  * Channels to the person's programs: which unix sockets a command may
- * connect to, and which FIFOs it may open for writing (channels.c).
+ * connect to, and which FIFOs it may open (channels.c).
  * Init-side code: no allocation, no locks but the one it owns.
  */
 #ifndef OWS_LINUX_CHANNELS_H
@@ -44,12 +44,13 @@ struct ows__chan_supervisor {
 	/* Under `none` (ch->offline): the internet sockets the command asked for, each
 	 * refused; told to the host with its exit, for it to say the network is off. */
 	uint32_t offline_calls;
-	/* Opens for writing of the sandbox's own FIFOs that wait for a reader: asked
-	 * again, without blocking, until one comes or the caller goes. */
+	/* Blocking opens of the sandbox's own FIFOs that wait for the other end (a
+	 * writer for a reader, a reader for a writer): asked again, without blocking,
+	 * until it comes or the caller goes. */
 	int nwaiting;
 	struct {
 		uint64_t id;
-		int fd;     /* O_PATH, the FIFO */
+		int fd;     /* a writer's: O_PATH, the FIFO; a reader's: the FIFO, open to read */
 		int flags;  /* the open's, and O_CLOEXEC for the command's descriptor */
 	} waiting[OWS_CHAN_MAX_PENDING];
 };
@@ -67,14 +68,15 @@ OWS__HIDDEN int ows__chan_note_mounts(struct ows__chan *ch, const char *const *o
 
 /*
  * The filter a command adds, with SECCOMP_FILTER_FLAG_NEW_LISTENER: every
- * connect() goes to its reaper, every open() that may write into an
- * existing file (init's filter refuses openat2: its flags lie in memory), and
- * under `none` (`offline`) every socket()
+ * connect() goes to its reaper, every open() of what may be there (not
+ * O_PATH, a folder, nor O_CREAT | O_EXCL; init's filter refuses openat2:
+ * its flags lie in memory), and under `none` (`offline`) every socket()
  * of another family than AF_UNIX, which init's filter sends there too; a
  * unix socket other than STREAM or SEQPACKET is refused, and so are
  * pidfd_getfd (which the reaper, under init's filter only, needs) and a
  * seccomp listener of the command's own; a umask without all of `closed`
- * goes to the reaper.  Written into insns (room for
+ * goes to the reaper; prctl(PR_SET_DUMPABLE, 0) is skipped (the reaper
+ * reads its caller's memory).  Written into insns (room for
  * `max`); its length, or -1 when it does not fit.
  */
 OWS__HIDDEN int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline,

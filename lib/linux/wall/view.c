@@ -466,6 +466,11 @@ static const struct {
 	 "no mount namespace (user namespaces are off): a FIFO of the person's in a "
 	 "read-write folder cannot be covered, and carries data to and from its reader or "
 	 "writer outside (none can be made there: Landlock)"},
+	{"files.read_only_channels", 0,
+	 "in the host's namespaces (user namespaces are off) no command's opens are made "
+	 "by its reaper: a FIFO the person makes in a read-only folder after the session "
+	 "opened can be read from (not written into: Landlock; no unix socket can be "
+	 "made: seccomp)"},
 	{"processes.outside_visible", 0,
 	 "no PID namespace (user namespaces are off): the machine's processes and their "
 	 "command lines are listed in /proc (not their memory, environment or descriptors: "
