@@ -56,8 +56,9 @@ echo
 cp build/bench/session_threads "$tmp/session_threads"
 $as "$tmp/session_threads"
 
-# Opening files inside: an open that may write goes through the call's reaper (a FIFO
-# check, docs/promises.md), one that reads does not.  The same loop in bwrap and outside.
+# Opening files inside: every open goes through the call's reaper (a FIFO check,
+# docs/promises.md).  The same loop in bwrap and outside, then what it comes to for a
+# command that opens many files: grep -r over /usr/include.
 echo
 mkdir "$tmp/w"
 [ -n "$as" ] && chown 65534:65534 "$tmp/w"
@@ -85,6 +86,20 @@ print("an open() and close() inside, mean of 20,000 (us)")
 print("%-30s %9s %9s %10s %10s" % ("where", "write", "read", "write/bwrap", "read/bwrap"))
 for name, (w, r) in vals.items():
     print("%-30s %9.2f %9.2f %9.2fx %9.2fx" % (name, w, r, w / bw[0], r / bw[1]))
+PY
+
+hyperfine -N --style none --warmup 2 --runs 10 --export-json "$tmp/grep.json" -i \
+	-n "outside" "$as grep -r owstest-nothing /usr/include" \
+	-n "owsbx run (landlock, none)" "$as $tmp/owsbx run -- grep -r owstest-nothing /usr/include" \
+	-n "bwrap --unshare-all" "$as bwrap --unshare-all --die-with-parent --ro-bind / / grep -r owstest-nothing /usr/include" \
+	>/dev/null 2>"$tmp/hyperfine.err" || { cat "$tmp/hyperfine.err" >&2; exit 1; }
+python3 - "$tmp/grep.json" "$(find /usr/include -type f | wc -l)" <<'PY'
+import json, sys
+med = {r["command"]: r["median"] * 1000 for r in json.load(open(sys.argv[1]))["results"]}
+bw = med["bwrap --unshare-all"]
+print("grep -r over /usr/include (%s files), median of 10 (ms, with the spawn)" % sys.argv[2])
+for name, ms in med.items():
+    print("%-30s %9.1f %9.2fx bwrap" % (name, ms, ms / bw))
 PY
 
 # The account provider's parts, in the same run: ACL grant and revoke on 100,000 files
