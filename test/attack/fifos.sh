@@ -220,13 +220,36 @@ print("same" if same else "differ", open("/proc/net/dev").readline().split()[0],
       os.path.realpath("/proc/self") == "/proc/%d" % os.getpid())' 2>&1)
 	check "$(tag) control: /etc/mtab, /proc/mounts and /proc/net read as the command's own ($out)" \
 		test "$out" = "same Inter-| True"
+	# The reaper resolves names for the command: a magic link of /proc (a process's
+	# descriptors, executable, folders) it follows only for a process the command may
+	# look into, never its own, not through a link planted in the folder nor a second
+	# magic link; the command's own and a sibling's it may.
+	out=$(sbx -- "$PY" -c '
+import os, subprocess, sys
+me = os.getpid()
+sib = subprocess.Popen(["sleep", "30"], stdout=open(sys.argv[1] + "/sib.out", "w"))
+got = [open("/proc/self/exe", "rb").read(4) == b"\x7fELF",
+       open("/proc/%d/cwd/sib.out" % me).read() == "",
+       os.path.exists("/proc/%d/fd/1" % sib.pid) and open("/proc/%d/fd/1" % sib.pid).read() == "",
+       open("/proc/%d/root/etc/hostname" % me).read() != ""]
+sib.kill()
+print(" ".join(str(g) for g in got))' "$RW" 2>&1)
+	check "$(tag) control: the command reads through its own and a sibling's /proc links ($out)" \
+		test "$out" = "True True True True"
+	as_person rm -f "$RW/sib.out"
 	as_person ln -sfn /proc/self/mem "$RW/selfmem"
 	as_person ln -sfn /proc/self/environ "$RW/selfenv"
 	out=$(sbx -- "$PY" -c '
 import os, sys
 rw, reaper = sys.argv[1], os.getppid()
+os.symlink("/proc/%d/exe" % reaper, rw + "/rexe")
+os.symlink("/proc/%d/root/etc/hostname" % reaper, rw + "/rroot")
 names = ["/proc/%d/mem" % reaper, "/proc/%d/task/%d/mem" % (reaper, reaper),
-         "/proc/%d/environ" % reaper, rw + "/selfmem", rw + "/selfenv"]
+         "/proc/%d/environ" % reaper, rw + "/selfmem", rw + "/selfenv",
+         "/proc/%d/exe" % reaper, "/proc/%d/task/%d/exe" % (reaper, reaper),
+         "/proc/%d/cwd/." % reaper, "/proc/%d/root/etc/hostname" % reaper,
+         "/proc/%d/map_files" % reaper, "/proc/self/root/proc/%d/exe" % reaper,
+         "/proc/1/exe", "/proc/1/root/etc/hostname", rw + "/rexe", rw + "/rroot"]
 names += ["/proc/%d/fd/%d" % (reaper, fd) for fd in range(16)]
 opened, own = [], []
 for name in names:
@@ -239,9 +262,9 @@ for name in names:
         (own if at.startswith("/proc/%d/" % os.getpid()) else opened).append(name)
         os.close(fd)
 print(" ".join(opened) or "none", "own" if rw + "/selfmem" in own and rw + "/selfenv" in own else own)' "$RW" 2>&1)
-	check "$(tag) the reaper's memory, environment and descriptors cannot be opened; links to /proc/self open the command's own ($out)" \
+	check "$(tag) the reaper's memory, environment, executable, folders and descriptors cannot be opened; links to /proc/self open the command's own ($out)" \
 		test "$out" = "none own"
-	as_person rm -f "$RW/selfmem" "$RW/selfenv"
+	as_person rm -f "$RW/selfmem" "$RW/selfenv" "$RW/rexe" "$RW/rroot"
 	# openat2 keeps its flags in memory, out of a filter's sight: refused as unknown.
 	out=$(sbx -- "$PY" -c '
 import ctypes, errno, struct

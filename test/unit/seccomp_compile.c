@@ -210,6 +210,8 @@ static unsigned chan_expected(const struct seccomp_data *d, bool offline, mode_t
 		return KILL;
 	if (d->nr == SYS_connect)
 		return SECCOMP_RET_USER_NOTIF;
+	if (d->nr == SYS_openat2)
+		return RET_ERRNO(ENOSYS);
 	if (d->nr == SYS_pidfd_getfd)
 		return RET_ERRNO(EPERM);
 	if (d->nr == SYS_openat)
@@ -220,6 +222,9 @@ static unsigned chan_expected(const struct seccomp_data *d, bool offline, mode_t
 	if (d->nr == SYS_creat)
 		return SECCOMP_RET_USER_NOTIF;
 #endif
+	if (d->nr == SYS_landlock_create_ruleset || d->nr == SYS_landlock_add_rule ||
+	    d->nr == SYS_landlock_restrict_self)
+		return RET_ERRNO(EOPNOTSUPP);
 	if (d->nr == SYS_prctl)
 		return a0 == PR_SET_DUMPABLE && a1 == 0 ? RET_ERRNO(0) : RET_ALLOW;
 	if (d->nr == SYS_umask)
@@ -259,7 +264,7 @@ static tally chan_compare(bool offline, mode_t closed)
 				       O_DIRECTORY | O_RDWR, O_TMPFILE | O_RDWR, O_RDONLY | O_CREAT,
 				       O_RDONLY | O_TRUNC, O_WRONLY | O_NONBLOCK, O_ACCMODE,
 				       ((uint64_t)1 << 32) | O_RDONLY, ((uint64_t)1 << 32) | O_WRONLY};
-	struct sock_filter insns[64];
+	struct sock_filter insns[96];
 	ows__seccomp f = {0};
 	tally t = {0};
 	int n = ows__chan_filter(insns, OWS__ARRAY_LEN(insns), offline, closed);

@@ -58,7 +58,12 @@
  * command, so it may open no more than the command may; what differs is
  * /proc/self, which as_command() rewrites to the command's (and
  * as_commands_own() for a link into it: /etc/mtab, /proc/net), and the
- * reaper's own /proc entries, which are never opened for it (judge()).
+ * reaper's own /proc entries, which are never opened for it (judge()), nor
+ * reached through a magic link (its executable, folders, descriptors):
+ * names are resolved with RESOLVE_NO_MAGICLINKS, and a magic link is
+ * followed only as the first step of /proc/PID/... for another process
+ * (open_as_command()).  A Landlock domain the command adds would not bind
+ * the reaper: the filter says Landlock is off (EOPNOTSUPP).
  * The reaper reads the name in the caller's memory, which the kernel
  * allows only while the caller is dumpable: the filter skips
  * prctl(PR_SET_DUMPABLE, 0), and a process that runs a program it may not
@@ -71,6 +76,7 @@
 #include <linux/audit.h>
 #include <linux/futex.h>
 #include <linux/netlink.h>
+#include <linux/openat2.h>
 #include <linux/rtnetlink.h>
 #include <linux/seccomp.h>
 #include <linux/sock_diag.h>
@@ -133,6 +139,9 @@ int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline, mode_t
 		/* The reaper's tool, not the command's (Docker's profile refuses it too). */
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_getfd, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		/* The reaper's too: its flags and mode lie in memory, out of sight. */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
 		/*
 		 * An open() of what may be there (open_for): not for a name only
 		 * (O_PATH), a folder, nor a new file (O_CREAT | O_EXCL).  openat2's
@@ -178,6 +187,17 @@ int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline, mode_t
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0), /* skip */
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 0),
+		/*
+		 * No Landlock domain of the command's own: its opens are made by
+		 * the reaper, which a domain the command adds would not bind.  A
+		 * tool that asks is told Landlock is off (EOPNOTSUPP), as by a
+		 * kernel booted without it, and runs unsandboxed by its own
+		 * choice, or refuses to: never believing a rule holds that does not.
+		 */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_landlock_create_ruleset, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_landlock_add_rule, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_landlock_restrict_self, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EOPNOTSUPP),
 		/*
 		 * No listener of the command's own: where two filters return USER_NOTIF
 		 * the newest's listener answers, and one that answered CONTINUE would
@@ -479,6 +499,131 @@ static const char *as_command(const struct target *t, const char *path, char *ow
 	return path;
 }
 
+/* The open flags the kernel knows: openat2 refuses others, which openat ignores. */
+#define OPEN_KNOWN                                                                              \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |  \
+	 FASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |   \
+	 O_PATH | O_SYNC)
+
+/* openat(dir, name, flags, mode) that crosses no magic link of /proc.  A descriptor, or -errno. */
+static int open_plain(int dir, const char *name, int flags, mode_t mode)
+{
+	struct open_how how = {.flags = (uint64_t)(flags & OPEN_KNOWN),
+			       .mode = flags & O_CREAT ? mode & 07777 : 0,
+			       .resolve = RESOLVE_NO_MAGICLINKS};
+	int fd = (int)syscall(SYS_openat2, dir, name, &how, sizeof(how));
+	return fd >= 0 ? fd : -errno;
+}
+
+/* Whether a name that ELOOPs without magic links resolves with them (else: a loop). */
+static bool crosses_magic(int dir, const char *name, int flags)
+{
+	int fd = openat(dir, name, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW));
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || errno != ELOOP;
+}
+
+/*
+ * Whether the reaper may follow process `pid`'s magic links for its command:
+ * the kernel asks the same of both (same uid, same Landlock domain; the
+ * target dumpable or the asker privileged, which neither is), save the
+ * reaper's own, which it may always follow and its command may not (the
+ * reaper is not dumpable).
+ */
+static bool may_look_into(long pid)
+{
+	return pid != (long)syscall(SYS_getpid);
+}
+
+/* The number at *s, ended by '/': *s moved past the '/'.  -1: none. */
+static long number_dir(const char **s)
+{
+	long v = 0;
+	const char *p = *s;
+	for (; *p >= '0' && *p <= '9' && v < 1 << 24; p++)
+		v = v * 10 + (*p - '0');
+	if (p == *s || *p != '/')
+		return -1;
+	*s = p + 1;
+	return v;
+}
+
+/*
+ * A name whose first magic link is one of /proc/PID's (exe, cwd, root,
+ * fd/N, map_files/N, ns/N, also under task/TID) for a process the command
+ * may look into: *magic holds the name up to that link, *tail what follows
+ * it.  false: any other name.
+ */
+static bool magic_of(const char *name, char *magic, size_t size, const char **tail)
+{
+	static const char *const one[] = {"exe", "cwd", "root"}, *const two[] = {"fd", "map_files", "ns"};
+	const char *s = name + strlen("/proc/");
+	long pid;
+	if (strncmp(name, "/proc/", strlen("/proc/")) != 0 || (pid = number_dir(&s)) < 0 ||
+	    !may_look_into(pid))
+		return false;
+	if (strncmp(s, "task/", 5) == 0) {
+		s += 5;
+		if (number_dir(&s) < 0)
+			return false;
+	}
+	size_t k = strcspn(s, "/");
+	bool found = false, deeper = false;
+	for (size_t i = 0; i < OWS__ARRAY_LEN(one) && !found; i++)
+		found = strlen(one[i]) == k && strncmp(s, one[i], k) == 0;
+	for (size_t i = 0; i < OWS__ARRAY_LEN(two) && !found; i++)
+		found = deeper = strlen(two[i]) == k && strncmp(s, two[i], k) == 0;
+	if (!found)
+		return false;
+	const char *end = s + k;
+	if (deeper) {
+		if (*end != '/')
+			return false;
+		end++;
+		end += strcspn(end, "/");
+	}
+	size_t len = (size_t)(end - name);
+	if (len >= size)
+		return false;
+	memcpy(magic, name, len);
+	magic[len] = '\0';
+	while (*end == '/')
+		end++;
+	*tail = end;
+	return true;
+}
+
+/*
+ * open(name, flags, mode) from `dir`, resolved as the command would resolve
+ * it (flags: O_PATH to look, or a creation): links followed, but a magic
+ * link of /proc (a process's descriptors, executable, folders, namespaces)
+ * only as the first step of a name in /proc/PID of a process the command
+ * may look into.  The reaper may follow its own, which lead where the
+ * command may not.  A descriptor, or -errno.
+ */
+static int open_as_command(const struct target *t, int dir, const char *name, int flags,
+			   mode_t mode)
+{
+	char magic[96];
+	const char *tail;
+	int fd = open_plain(dir, name, flags, mode);
+	if (fd != -ELOOP)
+		return fd;
+	if (!magic_of(name, magic, sizeof(magic), &tail))
+		return crosses_magic(dir, name, flags) ? -EACCES : -ELOOP;
+	int via = open(magic, O_PATH | O_CLOEXEC | (*tail ? 0 : flags & O_NOFOLLOW));
+	if (via < 0)
+		return -errno;
+	if (!*tail)
+		return flags & O_PATH ? via : (close(via), -EACCES);
+	fd = open_plain(via, tail, flags, mode);
+	if (fd == -ELOOP && crosses_magic(via, tail, flags))
+		fd = -EACCES; /* a second magic link: never the command's to need */
+	close(via);
+	return fd;
+}
+
 /*
  * What a name is resolved from: the sandbox's root (the reaper's too) for an
  * absolute one, else the caller's working folder or its `dirfd` (a copy).
@@ -531,8 +676,8 @@ static int resolve(const struct ows__chan *ch, int notify, uint64_t id, const st
 			close(dir);
 		return e;
 	}
-	*opath = openat(dir, name, O_PATH | O_CLOEXEC); /* connect() follows a link too */
-	e = *opath < 0 ? errno : 0;
+	*opath = open_as_command(t, dir, name, O_PATH | O_CLOEXEC, 0); /* connect() follows a link too */
+	e = *opath < 0 ? -*opath : 0;
 	if (dir != AT_FDCWD)
 		close(dir);
 	struct stat st;
@@ -659,18 +804,20 @@ static bool listed(const uint64_t *ids, int n, uint64_t id)
 /*
  * The rest of the name of one of /proc/<the reaper>'s entries that `fd` (on
  * /proc) names, past "/proc/PID" (and "/task/PID", its thread-self): "" or
- * "/...", in `rest`.  false: it names no entry of the reaper's own.
+ * "/...", in `rest`: 1.  0: it names no entry of the reaper's own; -1: unknown.
  */
-static bool reapers_own(int fd, char *rest, size_t size)
+static int reapers_own(int fd, char *rest, size_t size)
 {
 	char via[48] = "/proc/self/fd/", at[4096], mine[64] = "/proc/";
 	ows__buf_add_num(via, sizeof(via), fd);
 	ows__buf_add_num(mine, sizeof(mine), (long)syscall(SYS_getpid));
 	ssize_t n = readlink(via, at, sizeof(at) - 1);
-	at[n < 0 ? 0 : n] = '\0';
+	if (n < 0)
+		return -1;
+	at[n] = '\0';
 	size_t k = strlen(mine);
 	if (strncmp(at, mine, k) != 0 || (at[k] != '\0' && at[k] != '/'))
-		return false;
+		return 0;
 	const char *tail = at + k;
 	char task[64] = "/task/";
 	ows__buf_add_num(task, sizeof(task), (long)syscall(SYS_getpid));
@@ -679,7 +826,7 @@ static bool reapers_own(int fd, char *rest, size_t size)
 		tail += t;
 	rest[0] = '\0';
 	ows__buf_add(rest, size, tail);
-	return true;
+	return 1;
 }
 
 /*
@@ -703,7 +850,7 @@ static int judge(const struct ows__chan *ch, int fd, bool *fifo)
 		return ELOOP; /* O_NOFOLLOW, and a link is there */
 	if (listed(ch->never, 2, sx.stx_mnt_id))
 		return EACCES;
-	if (sx.stx_mnt_id == ch->proc && reapers_own(fd, rest, sizeof(rest)))
+	if (sx.stx_mnt_id == ch->proc && reapers_own(fd, rest, sizeof(rest)) != 0)
 		return EACCES;
 	*fifo = S_ISFIFO(sx.stx_mode);
 	return *fifo && !listed(ch->own_fifo, ch->nown_fifo, sx.stx_mnt_id) ? EACCES : 0;
@@ -722,7 +869,7 @@ static void as_commands_own(const struct ows__chan *ch, const struct target *t, 
 	char rest[4096], own[4096 + 32] = "/proc/", named[64] = "/proc/";
 	struct statx sx;
 	if (statx(*at, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) != 0 || !(sx.stx_mask & STATX_MNT_ID) ||
-	    sx.stx_mnt_id != ch->proc || !reapers_own(*at, rest, sizeof(rest)))
+	    sx.stx_mnt_id != ch->proc || reapers_own(*at, rest, sizeof(rest)) != 1)
 		return;
 	ows__buf_add_num(named, sizeof(named), (long)syscall(SYS_getpid));
 	size_t k = strlen(named);
@@ -790,10 +937,10 @@ static int create_for(const struct ows__chan *ch, const struct target *t, int di
 	if (mask < 0)
 		return -ENOENT;
 	mode_t was = umask((mode_t)mask);
-	int fd = openat(dir, name, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+	int fd = open_as_command(t, dir, name, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
 	umask(was);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	bool fifo;
 	int e = judge(ch, fd, &fifo);
 	if (e) {
@@ -836,10 +983,10 @@ static bool writer_came(int fd)
 static int open_for(const struct ows__chan *ch, const struct target *t, int dir, const char *name,
 		    int flags, mode_t mode, int *waiting)
 {
-	int at = openat(dir, name, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW));
+	int at = open_as_command(t, dir, name, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW), 0);
 	if (at < 0)
-		return errno == ENOENT && (flags & O_CREAT) ? create_for(ch, t, dir, name, flags, mode)
-							    : -errno;
+		return at == -ENOENT && (flags & O_CREAT) ? create_for(ch, t, dir, name, flags, mode)
+							  : at;
 	as_commands_own(ch, t, name, flags, &at);
 	bool fifo = false;
 	int e = judge(ch, at, &fifo), fd = -1, acc = flags & O_ACCMODE;

@@ -76,7 +76,8 @@ OWS__HIDDEN int ows__chan_note_mounts(struct ows__chan *ch, const char *const *o
  * pidfd_getfd (which the reaper, under init's filter only, needs) and a
  * seccomp listener of the command's own; a umask without all of `closed`
  * goes to the reaper; prctl(PR_SET_DUMPABLE, 0) is skipped (the reaper
- * reads its caller's memory).  Written into insns (room for
+ * reads its caller's memory), and Landlock is off (EOPNOTSUPP: a domain of
+ * the command's own would not bind the reaper, which makes its opens).  Written into insns (room for
  * `max`); its length, or -1 when it does not fit.
  */
 OWS__HIDDEN int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline,

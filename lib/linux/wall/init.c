@@ -477,7 +477,7 @@ struct command {
  */
 static int supervise_command(struct command *c)
 {
-	struct sock_filter insns[64];
+	struct sock_filter insns[96];
 	int n = ows__chan_filter(insns, OWS__ARRAY_LEN(insns), chan.offline, chan.closed);
 	if (n < 0)
 		return E2BIG;

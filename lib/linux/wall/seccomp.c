@@ -642,9 +642,17 @@ static void make_policy(policy *pol, ows_net net, unsigned flags)
 	set_all(pol, set_xattr, OWS__ARRAY_LEN(set_xattr), V_SKIP);
 	/* glibc falls back to clone() when clone3() is missing; clone's flags can be read. */
 	set(pol, SYS_clone3, V_ENOSYS);
-	/* openat2's mode sits in a struct the filter cannot read; libc and programs fall
-	 * back to openat() on ENOSYS. */
-	set(pol, SYS_openat2, V_ENOSYS);
+	/*
+	 * openat2's mode sits in a struct the filter cannot read; libc and programs
+	 * fall back to openat() on ENOSYS.  A reaper resolves its commands' names
+	 * with it (RESOLVE_NO_MAGICLINKS, channels.c); every command it starts adds
+	 * a filter that refuses it.  In the host's namespaces no command is
+	 * supervised, and the call stays refused.
+	 */
+	if (flags & OWS_SECCOMP_HOST_NS)
+		set(pol, SYS_openat2, V_ENOSYS);
+	else
+		set(pol, SYS_openat2, V_ALLOW);
 	/*
 	 * The reaper's tool: it connects on a copy of its command's socket
 	 * (channels.c), under this filter.  Every command it starts adds a filter
