@@ -144,9 +144,9 @@ int ows__chan_filter(struct sock_filter *insns, size_t max, bool offline, mode_t
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
 		/*
 		 * An open() of what may be there (open_for): not for a name only
-		 * (O_PATH), a folder, nor a new file (O_CREAT | O_EXCL).  openat2's
-		 * flags lie in memory, where a filter cannot look: init's filter
-		 * refuses it (ENOSYS), and its callers use openat.
+		 * (O_PATH), a folder, nor a new file (O_CREAT | O_EXCL).  openat2,
+		 * whose flags lie where a filter cannot look, is refused above
+		 * (ENOSYS), and its callers use openat.
 		 */
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 2),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)),
