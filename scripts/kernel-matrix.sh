@@ -75,7 +75,9 @@ for config in "${configs[@]}"; do
 	[ $full = 1 ] && { tests=""; args="$args --timeout 21600"; }
 	echo "== $config ($args)"
 	start=$(date +%s)
-	# 125 is the VM's own failure (a download, qemu, the guest's boot), not a test's: the
+	# 125 is the VM's own failure (a download, qemu, the guest's boot, a guest kernel that
+	# panicked: TCG has been seen to trip on 6.12 patching its own code, an int3 Oops in
+	# enqueue_task_fair as a cgroup's cpu.max turned CFS bandwidth on), not a test's: the
 	# configuration runs once more, and both logs' ends are printed.
 	for try in 1 2; do
 		# shellcheck disable=SC2086 # $args and $tests are word lists

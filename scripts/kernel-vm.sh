@@ -225,6 +225,10 @@ mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$run/disk.img"
 cmdline="console=ttyS0 panic=-1 rdinit=/init loglevel=1 $append"
 for s in ${sysctls[@]+"${sysctls[@]}"}; do cmdline="$cmdline sysctl.$s"; done
 
+# What qemu said, if anything: an empty qemu.err (a guest that panicked says it on its
+# console) must not end the script under set -e and pipefail with grep's status 1.
+qemu_said() { grep -v '^$' "$run/qemu.err" | head -5 >&2 || true; }
+
 # boot ACCEL SECONDS_TO_START: runs the guest; status 3 when the command did not start in time.
 boot() {
 	local accel_args
@@ -261,7 +265,7 @@ boot() {
 	done
 	wait "$qpid" 2>/dev/null || true
 	qpid=""
-	[ -e "$run/started" ] || { grep -v '^$' "$run/qemu.err" | head -5 >&2; return 3; }
+	[ -e "$run/started" ] || { qemu_said; return 3; }
 	return 0
 }
 
@@ -282,7 +286,7 @@ if [ "$accel" != tcg ] && { exec 3<>/dev/kvm; } 2>/dev/null; then
 	elif [ "$status" = 0 ] && [ ! -e "$run/rc" ] && [ "$accel" = auto ]; then
 		# Nested KVM here has been seen to stop a guest mid-run (an emulation failure): the
 		# command runs once more, from the start, under TCG.
-		grep -v '^$' "$run/qemu.err" | head -5 >&2
+		qemu_said
 		echo "kernel-vm: the guest under KVM ended without the command's status; again under TCG" >&2
 		boot tcg 300 || status=$?
 	fi
@@ -293,7 +297,7 @@ fi
 [ "$status" = 3 ] && die "the guest did not start the command"
 [ "$status" = 124 ] && exit 124
 if [ ! -e "$run/rc" ]; then
-	grep -v '^$' "$run/qemu.err" | head -5 >&2
+	qemu_said
 	die "the guest ended without the command's status (its console, above, tells why)"
 fi
 exit "$(cat "$run/rc")"
