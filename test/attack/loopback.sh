@@ -100,7 +100,7 @@ attack_loopback() {
 		local other=$!
 		for _ in $(seq 100); do [ -e "$OUT/up" ] && break; sleep 0.05; done
 		out=$(sbx -- /usr/bin/python3 -c "$LOOP_PY" scan= 2>&1)
-		check "$(tag) in 47800-47899 only the session's own proxy answers" test "$out" = "ONLY-OWN"
+		check "$(tag) in 47800-47899 only the session's own proxy answers ($out)" test "$out" = "ONLY-OWN"
 		wait "$other"
 	fi
 }
